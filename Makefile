@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdmatrace: top-level build.  `make` builds the userspace parts and the
+# kernel module (for the running kernel where its headers exist, otherwise
+# for every kernel of the test bed); `make KDIR=...` builds for one kernel.
+#
+#   make deps      install the Debian packages everything needs (root)
+#   make check     every test: unit, host BPF, KUnit, VM end-to-end
+#   make demo      the main job: a traced ring AllReduce over SoftRoCE
+#   make bench     what tracing costs (bench/RESULTS.md)
+#   make stress    the long fault tests on the debug kernel
+#   make install   library, header, pkg-config, tools, man pages, DKMS source
+
+PREFIX	?= /usr/local
+DESTDIR	?=
+VERSION	:= $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf 2>/dev/null)
+B	:= $(CURDIR)/build
+KERNELS	= tests/vm/kernels
+
+export PREFIX DESTDIR
+
+.PHONY: all userspace kmod deps check demo bench stress install uninstall \
+	clean debug-kernel dkms-install dkms-uninstall
+
+all: userspace kmod
+
+# Userspace, in data-flow order: BPF objects feed the library, which the
+# tools link; then the test fixtures (NCCL double and driver, ...).
+userspace:
+	$(if $(wildcard bpf/Makefile),$(MAKE) -C bpf)
+	$(if $(wildcard lib/Makefile),$(MAKE) -C lib)
+	$(if $(wildcard tools/Makefile),$(MAKE) -C tools)
+	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce)
+	$(foreach d,$(wildcard tests/*/Makefile),$(MAKE) -C $(dir $(d)) &&) true
+
+# One kernel: KDIR=... (into build/kmod/<its UTS_RELEASE>); otherwise the
+# running kernel's headers where they exist, else each test-bed kernel that
+# is available.
+kmod:
+ifneq ($(KDIR),)
+	$(MAKE) -C kmod KDIR=$(KDIR)
+else
+	@set -e; \
+	if [ -d /lib/modules/$$(uname -r)/build ]; then \
+		$(MAKE) -C kmod KDIR=/lib/modules/$$(uname -r)/build \
+			OUT=$(B)/kmod/$$(uname -r); \
+	else \
+		$(KERNELS) list | while read -r name kv vmlinuz kdir; do \
+			if [ "$$kv" = - ]; then \
+				echo "kmod: $$name kernel not built: skipped (make debug-kernel)"; \
+				continue; \
+			fi; \
+			$(MAKE) -C kmod KDIR=$$kdir OUT=$(B)/kmod/$$kv; \
+		done; \
+	fi
+endif
+
+debug-kernel:
+	$(KERNELS) build-debug
+
+deps:
+	scripts/deps.sh
+
+# The tests need every kernel of the test bed and everything built.
+check: deps
+	$(MAKE) debug-kernel
+	$(MAKE) all
+	tests/check
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+bench: deps
+	$(MAKE) debug-kernel
+	$(MAKE) all
+	scripts/bench.sh
+
+stress: deps
+	$(MAKE) debug-kernel
+	$(MAKE) all
+	scripts/stress.sh
+
+install: userspace
+	$(if $(wildcard lib/Makefile),$(MAKE) -C lib install)
+	$(if $(wildcard tools/Makefile),$(MAKE) -C tools install)
+	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce install)
+	scripts/dkms.sh install
+
+uninstall:
+	scripts/dkms.sh uninstall
+	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce uninstall)
+	$(if $(wildcard tools/Makefile),$(MAKE) -C tools uninstall)
+	$(if $(wildcard lib/Makefile),$(MAKE) -C lib uninstall)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of figure 2 (capture rate).  Producer: rdt_bench mode=rate,
+# ib_poll_cq on an empty CQ at a paced rate, rdmatrace's event mask set to
+# POLL_CQ only and its pid filter to the producer: exactly one event per
+# call.  Consumer: rdmatrace-dump -f -o FILE (relay only).  Rates double
+# from START until events are lost; the last loss-free rate is the figure,
+# and the first lossy one (2x it) checks the drop count: lost (as
+# rdmatrace-dump reports it and as debugfs counts it) = generated - stored.
+#   guest-capture.sh SECONDS START MAXRATE
+set -eu
+SECS=$1 RATE=$2 MAX=$3
+RDT_BUILD=${RDT_BUILD:-$RDT_ROOT/build}
+KO=$RDT_BUILD/bench/kmod/$(uname -r)/rdt_bench.ko
+DUMP=$RDT_BUILD/bin/rdmatrace-dump
+COUNT=$RDT_BUILD/bench/rdt-count
+D=/sys/kernel/debug/rdmatrace
+grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs none /sys/kernel/debug
+rdt-rdma-up rxe >/dev/null
+. /run/rdt-rdma.env
+W=$(mktemp -d)
+
+run() {	# RATE -> sets gen stored lost dbg
+	rmmod rdmatrace 2>/dev/null || true
+	modprobe rdmatrace
+	echo $((1 << (80 - 64))) >$D/events
+	"$DUMP" -f --no-bpf -o "$W/c.rdt" 2>"$W/err" &
+	dp=$!
+	i=0
+	until [ "$(cat $D/enable)" = 1 ]; do
+		i=$((i + 1)); [ $i -lt 200 ] || { cat "$W/err" >&2; exit 1; }
+		sleep 0.05
+	done
+	sh -c "echo \$\$ >$D/filter_pid; exec insmod $KO dev=$RXE_DEV mode=rate rate=$1 iters=$(( $1 * SECS ))"
+	gen=$(cat /sys/module/rdt_bench/parameters/calls)
+	ns=$(cat /sys/module/rdt_bench/parameters/total_ns)
+	rmmod rdt_bench
+	sleep 0.5
+	kill -INT $dp
+	wait $dp || { cat "$W/err" >&2; exit 1; }
+	dbg=$(awk '$1 == "total" { print $2 }' $D/dropped)
+	lost=$(sed -n 's/^rdmatrace-dump: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$W/err")
+	stored=$("$COUNT" "$W/c.rdt" 80 | awk '{ print $4 }')
+	achieved=$(awk -v g="$gen" -v t="$ns" 'BEGIN { printf "%.0f", g * 1e9 / t }')
+	echo "capture rate=$1 achieved=$achieved generated=$gen stored=$stored lost_reported=$lost lost_debugfs=$dbg" >&2
+}
+
+ok=0
+while :; do
+	run "$RATE"
+	if [ "$dbg" = 0 ] && [ "$stored" = "$gen" ]; then
+		ok=$RATE ok_ach=$achieved
+		[ $((RATE * 2)) -le "$MAX" ] || break
+		RATE=$((RATE * 2))
+		continue
+	fi
+	break
+done
+echo "R capture.zero_loss_rate $ok"
+echo "R capture.zero_loss_achieved ${ok_ach:-0}"
+if [ "$RATE" != "$ok" ]; then
+	echo "R capture.over.rate $RATE"
+	echo "R capture.over.achieved $achieved"
+	echo "R capture.over.generated $gen"
+	echo "R capture.over.stored $stored"
+	echo "R capture.over.lost_reported ${lost:-0}"
+	echo "R capture.over.lost_debugfs $dbg"
+	echo "R capture.over.exact $([ "${lost:-x}" = $((gen - stored)) ] && [ "$dbg" = $((gen - stored)) ] && echo 1 || echo 0)"
+fi
+rm -rf "$W"

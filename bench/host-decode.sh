@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Figure 3 (userspace decode + merge) on the host: two interleaved trace
+# files (k-way merge) of EVENTS records in all, through rdmatrace-dump to
+# each sink; events/s and peak RSS (/usr/bin/time).  The binary sink also
+# runs on a quarter of the events: RSS must not grow with trace length.
+#   host-decode.sh REPS EVENTS SLOW_EVENTS   (SLOW_EVENTS: JSON, Perfetto, SQLite)
+set -eu
+REPS=$1 N=$2 NS=$3
+B=${RDT_BUILD:-build}
+GEN=$B/bench/rdt-biggen DUMP=$B/bin/rdmatrace-dump
+W=$(mktemp -d ${TMPDIR:-/tmp}/rdt-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+gen() {	# N DIR
+	mkdir -p "$2"
+	"$GEN" -n $(($1 / 2)) -K 2 -k 0 "$2/a.rdt" >/dev/null
+	"$GEN" -n $(($1 / 2)) -K 2 -k 1 "$2/b.rdt" >/dev/null
+}
+gen "$N" "$W/big"; gen $((N / 4)) "$W/quarter"; gen "$NS" "$W/slow"
+one() {	# TAG DIR EVENTS SINK-ARGS...
+	tag=$1 dir=$2 n=$3; shift 3
+	rm -f "$W/out"*
+	/usr/bin/time -f "%e %M" -o "$W/time" "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@" 2>"$W/err" ||
+		{ cat "$W/err" >&2; exit 1; }
+	read -r s kb <"$W/time"
+	awk -v t="$tag" -v n="$n" -v s="$s" -v kb="$kb" 'BEGIN {
+		if (s < 0.01) s = 0.01
+		printf "R decode.%s.events_per_s %.0f\nR decode.%s.rss_kb %d\n", t, n / s, t, kb }'
+}
+for r in $(seq "$REPS"); do
+	one binary "$W/big" "$N" -o "$W/out.rdt"
+	one binary_quarter "$W/quarter" $((N / 4)) -o "$W/out.rdt"
+	one text "$W/big" "$N" -F text -w "$W/out.txt"
+	one json "$W/slow" "$NS" -F json -w "$W/out.json"
+	one perfetto "$W/slow" "$NS" -F perfetto -w "$W/out.pf"
+	one sqlite "$W/slow" "$NS" -F sqlite -w "$W/out.db"
+done

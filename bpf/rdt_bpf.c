@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * librdtbpf lifecycle: make the shared ring buffer and drop counter, load
+ * each source's skeleton against them, attach, report per source, read.
+ * A source that cannot run here is a status line, never a failure of the
+ * others.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "rdt_bpf.h"
+#include "rdt_bpf_int.h"
+#include "nccl.skel.h"
+#include "rxe.skel.h"
+#include "tcp.skel.h"
+#include "usdt.skel.h"
+
+struct rdt_bpf {
+	int events_fd, drops_fd;
+	struct ring_buffer *rb;
+	struct rdt_nccl *nccl;
+	struct rdt_rxe *rxe;
+	struct rdt_tcp *tcp;
+	struct rdt_usdt *usdt;
+	struct rdt_links links;
+	int (*cb)(void *, const void *, size_t);
+	void *cb_ctx;
+	char status[4096];
+};
+
+/* libbpf's own warnings go to stderr only when asked: status says enough. */
+static char last_libbpf_msg[256];
+
+static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	static int verbose = -1;
+	va_list aq;
+
+	if (verbose < 0)
+		verbose = getenv("RDT_BPF_DEBUG") != NULL;
+	if (lvl == LIBBPF_WARN) {
+		va_copy(aq, ap);
+		vsnprintf(last_libbpf_msg, sizeof(last_libbpf_msg), fmt, aq);
+		va_end(aq);
+		last_libbpf_msg[strcspn(last_libbpf_msg, "\n")] = 0;
+	}
+	if (verbose && lvl != LIBBPF_DEBUG)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static void status(struct rdt_bpf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void status(struct rdt_bpf *b, const char *fmt, ...)
+{
+	size_t used = strlen(b->status);
+	va_list ap;
+
+	if (used + 2 >= sizeof(b->status))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->status + used, sizeof(b->status) - used - 1, fmt, ap);
+	va_end(ap);
+	strcat(b->status, "\n");
+}
+
+/* Every skeleton writes into the maps rdt_bpf_open made. */
+static int share_maps(struct rdt_bpf *b, struct bpf_map *events, struct bpf_map *drops)
+{
+	int err = bpf_map__reuse_fd(events, b->events_fd);
+
+	return err ? err : bpf_map__reuse_fd(drops, b->drops_fd);
+}
+
+static int add_link(struct rdt_bpf *b, struct bpf_link *l)
+{
+	if (!l)
+		return -errno;
+	if (rdt_links_add(&b->links, l)) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool open_nccl(struct rdt_bpf *b, const char *target)
+{
+	char msg[2048];
+	int err, n;
+
+	b->nccl = rdt_nccl__open();
+	if (!b->nccl || share_maps(b, b->nccl->maps.rdt_events, b->nccl->maps.rdt_drops) ||
+	    (err = rdt_nccl__load(b->nccl))) {
+		status(b, "nccl: load failed: %s", last_libbpf_msg);
+		return false;
+	}
+	n = rdt_nccl_attach(b->nccl->progs.nccl_enter, b->nccl->progs.nccl_exit, target,
+			    &b->links, msg, sizeof(msg));
+	status(b, "nccl: %s", msg);
+	return n > 0;
+}
+
+static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "retransmit_timer",
+					 "rnr_nak_timer" };
+
+/*
+ * fentry first: cheaper, and it proves the module's BTF matches.  Kernels
+ * without BPF trampolines (the build host) refuse it at load or attach:
+ * then the same bodies as kprobes.
+ */
+static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t whylen)
+{
+	struct bpf_program *fe[] = { b->rxe->progs.fentry_cq_post, b->rxe->progs.fentry_rcv,
+				     b->rxe->progs.fentry_retransmit_timer,
+				     b->rxe->progs.fentry_rnr_nak_timer };
+	struct bpf_program *kp[] = { b->rxe->progs.kprobe_cq_post, b->rxe->progs.kprobe_rcv,
+				     b->rxe->progs.kprobe_retransmit_timer,
+				     b->rxe->progs.kprobe_rnr_nak_timer };
+	char missing[256] = "";
+	size_t nlinks = b->links.n;
+	int ok = 0;
+
+	for (int i = 0; i < 4; i++) {
+		bpf_program__set_autoload(fe[i], fentry);
+		bpf_program__set_autoload(kp[i], !fentry);
+	}
+	if (share_maps(b, b->rxe->maps.rdt_events, b->rxe->maps.rdt_drops) ||
+	    rdt_rxe__load(b->rxe)) {
+		snprintf(why, whylen, "load: %s", last_libbpf_msg);
+		return false;
+	}
+	for (int i = 0; i < 4; i++) {
+		struct bpf_link *l = bpf_program__attach(fentry ? fe[i] : kp[i]);
+
+		if (add_link(b, l)) {
+			/* rxe_cq_post is the point of it all; the others are extras. */
+			if (i == 0) {
+				snprintf(why, whylen, "attach %s: %s", rxe_hooks[i], strerror(errno));
+				while (b->links.n > nlinks)
+					bpf_link__destroy(b->links.v[--b->links.n]);
+				return false;
+			}
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 " (%s not hooked: %s)", rxe_hooks[i], strerror(errno));
+		} else {
+			ok++;
+		}
+	}
+	snprintf(why, whylen, "%s", missing);
+	return ok > 0;
+}
+
+static bool open_rxe(struct rdt_bpf *b)
+{
+	char why_fe[512], why_kp[512];
+
+	if (access("/sys/module/rdma_rxe", F_OK)) {
+		status(b, "rxe: rdma_rxe not loaded");
+		return false;
+	}
+	if (access("/sys/kernel/btf/rdma_rxe", F_OK)) {
+		/* The CO-RE types of rxe_core.h are relocated against module BTF. */
+		status(b, "rxe: rdma_rxe has no BTF (/sys/kernel/btf/rdma_rxe)");
+		return false;
+	}
+	b->rxe = rdt_rxe__open();
+	if (b->rxe && open_rxe_family(b, true, why_fe, sizeof(why_fe))) {
+		status(b, "rxe: attached (fentry) rxe_cq_post rxe_rcv retransmit_timer rnr_nak_timer%s",
+		       why_fe);
+		return true;
+	}
+	rdt_rxe__destroy(b->rxe);
+	b->rxe = rdt_rxe__open();
+	if (b->rxe && open_rxe_family(b, false, why_kp, sizeof(why_kp))) {
+		status(b, "rxe: attached (kprobe; fentry %s) rxe_cq_post rxe_rcv retransmit_timer rnr_nak_timer%s",
+		       why_fe, why_kp);
+		return true;
+	}
+	status(b, "rxe: not attached: fentry %s; kprobe %s", why_fe, why_kp);
+	return false;
+}
+
+static bool open_tcp(struct rdt_bpf *b)
+{
+	b->tcp = rdt_tcp__open();
+	if (!b->tcp || share_maps(b, b->tcp->maps.rdt_events, b->tcp->maps.rdt_drops) ||
+	    rdt_tcp__load(b->tcp)) {
+		status(b, "tcp: load failed: %s", last_libbpf_msg);
+		return false;
+	}
+	if (add_link(b, bpf_program__attach(b->tcp->progs.tcp_retransmit))) {
+		status(b, "tcp: attach raw tracepoint tcp_retransmit_skb: %s", strerror(errno));
+		return false;
+	}
+	status(b, "tcp: attached raw tracepoint tcp_retransmit_skb");
+	return true;
+}
+
+static bool open_usdt(struct rdt_bpf *b, const char *path)
+{
+	if (!path) {
+		status(b, "usdt: no target binary given");
+		return false;
+	}
+	if (access(path, R_OK)) {
+		status(b, "usdt: %s: %s", path, strerror(errno));
+		return false;
+	}
+	b->usdt = rdt_usdt__open();
+	if (!b->usdt || share_maps(b, b->usdt->maps.rdt_events, b->usdt->maps.rdt_drops) ||
+	    rdt_usdt__load(b->usdt)) {
+		status(b, "usdt: load failed: %s", last_libbpf_msg);
+		return false;
+	}
+	if (add_link(b, bpf_program__attach_usdt(b->usdt->progs.coll_begin, -1, path,
+						 "rdmatrace", "coll_begin", NULL)) ||
+	    add_link(b, bpf_program__attach_usdt(b->usdt->progs.coll_end, -1, path,
+						 "rdmatrace", "coll_end", NULL))) {
+		status(b, "usdt: %s: no rdmatrace:coll_begin/coll_end probes (%s)", path,
+		       last_libbpf_msg);
+		return false;
+	}
+	status(b, "usdt: attached rdmatrace:coll_begin,coll_end in %s", path);
+	return true;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct rdt_bpf *b = ctx;
+
+	return b->cb(b->cb_ctx, data, size);
+}
+
+struct rdt_bpf *rdt_bpf_open(const struct rdt_bpf_opts *o, char *err, size_t errlen)
+{
+	size_t rb_bytes = o->ringbuf_bytes ? o->ringbuf_bytes : 4u << 20;
+	struct rdt_bpf *b = calloc(1, sizeof(*b));
+	int attached = 0;
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->events_fd = b->drops_fd = -1;
+	libbpf_set_print(libbpf_print);
+	b->events_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "rdt_events", 0, 0, rb_bytes, NULL);
+	b->drops_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "rdt_drops", sizeof(__u32),
+				     sizeof(__u64), 1, NULL);
+	if (b->events_fd < 0 || b->drops_fd < 0) {
+		snprintf(err, errlen, "bpf: cannot create maps: %s%s", strerror(errno),
+			 errno == EPERM ? " (needs root / CAP_BPF)" : "");
+		goto fail;
+	}
+	b->rb = ring_buffer__new(b->events_fd, on_sample, b, NULL);
+	if (!b->rb) {
+		snprintf(err, errlen, "bpf: ring_buffer__new: %s", strerror(errno));
+		goto fail;
+	}
+
+	if (o->nccl)
+		attached += open_nccl(b, o->nccl_target);
+	else
+		status(b, "nccl: off");
+	if (o->rxe)
+		attached += open_rxe(b);
+	else
+		status(b, "rxe: off");
+	if (o->tcp)
+		attached += open_tcp(b);
+	else
+		status(b, "tcp: off");
+	if (o->usdt)
+		attached += open_usdt(b, o->usdt_target);
+	else
+		status(b, "usdt: off");
+
+	if (!attached) {
+		snprintf(err, errlen, "%s", b->status);
+		goto fail;
+	}
+	return b;
+fail:
+	rdt_bpf_close(b);
+	return NULL;
+}
+
+int rdt_bpf_fd(struct rdt_bpf *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
+}
+
+int rdt_bpf_consume(struct rdt_bpf *b, int (*cb)(void *ctx, const void *rec, size_t len),
+		    void *ctx)
+{
+	b->cb = cb;
+	b->cb_ctx = ctx;
+	return ring_buffer__consume(b->rb);
+}
+
+uint64_t rdt_bpf_dropped(struct rdt_bpf *b)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0;
+	__u32 zero = 0;
+	__u64 *v;
+
+	if (ncpu <= 0)
+		return 0;
+	v = calloc(ncpu, sizeof(*v));
+	if (v && !bpf_map_lookup_elem(b->drops_fd, &zero, v))
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+const char *rdt_bpf_status(struct rdt_bpf *b)
+{
+	return b->status;
+}
+
+void rdt_bpf_close(struct rdt_bpf *b)
+{
+	if (!b)
+		return;
+	rdt_links_destroy(&b->links);
+	ring_buffer__free(b->rb);
+	rdt_nccl__destroy(b->nccl);
+	rdt_rxe__destroy(b->rxe);
+	rdt_tcp__destroy(b->tcp);
+	rdt_usdt__destroy(b->usdt);
+	if (b->events_fd >= 0)
+		close(b->events_fd);
+	if (b->drops_fd >= 0)
+		close(b->drops_fd);
+	free(b);
+}

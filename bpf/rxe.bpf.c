@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma_rxe internals: every completion (rxe_cq_post, user and kernel CQs
+ * alike: rdma-core's rxe provider polls CQs in userspace, so the kmod's
+ * poll_cq wrapper never sees them), every received packet (rxe_rcv) and
+ * the requester's retries.  Each hook exists twice, fentry and kprobe,
+ * sharing one body; the loader autoloads one family: fentry where the
+ * kernel can attach it to module BTF, kprobe otherwise.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "rdt_emit.bpf.h"
+#include "rxe_core.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* IB BTH opcodes / AETH syndromes the retry detection needs. */
+#define IB_OPCODE_RC_ACKNOWLEDGE	0x11
+#define AETH_NAK_PSN_SEQ_ERROR		0x60
+#define AETH_TYPE_MASK			0xe0
+#define AETH_RNR_NAK			0x20
+
+static __always_inline void on_cq_post(struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
+{
+	struct rdt_ev_rxe_cqe *e;
+	bool user = BPF_CORE_READ(cq, is_user);
+
+	e = RDT_RESERVE(RDT_EV_RXE_CQE, struct rdt_ev_rxe_cqe, bpf_ktime_get_ns(),
+			BPF_CORE_READ(cq, ibcq.device, index));
+	if (!e)
+		return;
+	e->cq_id = BPF_CORE_READ(cq, elem.index);
+	e->user = user;
+	/* The CQE layout is the uverbs one for user CQs, ib_wc otherwise. */
+	if (user) {
+		e->wr_id = BPF_CORE_READ(cqe, uibwc.wr_id);
+		e->status = BPF_CORE_READ(cqe, uibwc.status);
+		e->opcode = BPF_CORE_READ(cqe, uibwc.opcode);
+		e->byte_len = BPF_CORE_READ(cqe, uibwc.byte_len);
+		e->qpn = BPF_CORE_READ(cqe, uibwc.qp_num);
+	} else {
+		e->wr_id = BPF_CORE_READ(cqe, ibwc.wr_id);
+		e->status = BPF_CORE_READ(cqe, ibwc.status);
+		e->opcode = BPF_CORE_READ(cqe, ibwc.opcode);
+		e->byte_len = BPF_CORE_READ(cqe, ibwc.byte_len);
+		e->qpn = BPF_CORE_READ(cqe, ibwc.qp, qp_num);
+	}
+	rdt_submit(e);
+}
+
+static __always_inline void emit_retry(__u64 ts, __u32 dev, __u32 qpn, __u32 psn, __u32 kind)
+{
+	struct rdt_ev_rxe_retry *r = RDT_RESERVE(RDT_EV_RXE_RETRY, struct rdt_ev_rxe_retry,
+						 ts, dev);
+	if (!r)
+		return;
+	r->qpn = qpn;
+	r->psn = psn;
+	r->kind = kind;
+	r->pad = 0;
+	rdt_submit(r);
+}
+
+/*
+ * At entry rxe_rcv has not parsed the packet yet (pkt->opcode, psn are
+ * set inside it), but pkt->hdr already points at the BTH: parse that.
+ */
+static __always_inline void on_rcv(struct sk_buff *skb)
+{
+	struct rxe_pkt_info___rdt *pkt = (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
+	__u8 bth[16] = {};
+	__u8 *hdr = BPF_CORE_READ(pkt, hdr);
+	__u32 dev = BPF_CORE_READ(pkt, rxe, ib_dev.index);
+	__u64 ts = bpf_ktime_get_ns();
+	struct rdt_ev_rxe_rcv *e;
+	__u32 qpn, psn;
+
+	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
+		return;
+	qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
+	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+
+	e = RDT_RESERVE(RDT_EV_RXE_RCV, struct rdt_ev_rxe_rcv, ts, dev);
+	if (e) {
+		e->opcode = bth[0];
+		e->qpn = qpn;
+		e->psn = psn;
+		e->length = BPF_CORE_READ(pkt, paylen);
+		rdt_submit(e);
+	}
+
+	/*
+	 * A NAK for a sequence error makes this QP's requester go back to
+	 * the NAK's PSN without any timer: the only place it is visible
+	 * outside the inlined completer state machine.  qpn is the local
+	 * (requester) QP, psn the first PSN it will resend.
+	 */
+	if (bth[0] == IB_OPCODE_RC_ACKNOWLEDGE) {
+		__u8 syn = bth[12];
+
+		if (syn == AETH_NAK_PSN_SEQ_ERROR)
+			emit_retry(ts, dev, qpn, psn, RDT_RXE_NAK_SEQ);
+	}
+}
+
+static __always_inline void on_timer(struct timer_list *t, __u32 kind)
+{
+	struct rxe_qp___rdt *qp;
+	__u32 off = kind == RDT_RXE_RETRANSMIT ?
+		bpf_core_field_offset(struct rxe_qp___rdt, retrans_timer) :
+		bpf_core_field_offset(struct rxe_qp___rdt, rnr_nak_timer);
+
+	qp = (void *)t - off;
+	/* The requester restarts from the completer's PSN (req_retry). */
+	emit_retry(bpf_ktime_get_ns(), BPF_CORE_READ(qp, ibqp.device, index),
+		   BPF_CORE_READ(qp, ibqp.qp_num), BPF_CORE_READ(qp, comp.psn),
+		   kind);
+}
+
+SEC("fentry/rxe_cq_post")
+int BPF_PROG(fentry_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
+{
+	on_cq_post(cq, cqe);
+	return 0;
+}
+
+SEC("kprobe/rxe_cq_post")
+int BPF_KPROBE(kprobe_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
+{
+	on_cq_post(cq, cqe);
+	return 0;
+}
+
+SEC("fentry/rxe_rcv")
+int BPF_PROG(fentry_rcv, struct sk_buff *skb)
+{
+	on_rcv(skb);
+	return 0;
+}
+
+SEC("kprobe/rxe_rcv")
+int BPF_KPROBE(kprobe_rcv, struct sk_buff *skb)
+{
+	on_rcv(skb);
+	return 0;
+}
+
+/* Timer callbacks go through a pointer, so they are never inlined away. */
+SEC("fentry/retransmit_timer")
+int BPF_PROG(fentry_retransmit_timer, struct timer_list *t)
+{
+	on_timer(t, RDT_RXE_RETRANSMIT);
+	return 0;
+}
+
+SEC("kprobe/retransmit_timer")
+int BPF_KPROBE(kprobe_retransmit_timer, struct timer_list *t)
+{
+	on_timer(t, RDT_RXE_RETRANSMIT);
+	return 0;
+}
+
+SEC("fentry/rnr_nak_timer")
+int BPF_PROG(fentry_rnr_nak_timer, struct timer_list *t)
+{
+	on_timer(t, RDT_RXE_RNR);
+	return 0;
+}
+
+SEC("kprobe/rnr_nak_timer")
+int BPF_KPROBE(kprobe_rnr_nak_timer, struct timer_list *t)
+{
+	on_timer(t, RDT_RXE_RNR);
+	return 0;
+}

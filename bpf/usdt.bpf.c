@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * USDT markers of tools/rdma-ring-allreduce: provider rdmatrace, probes
+ * coll_begin / coll_end (op, bytes, rank, nranks, seq).  They bracket a
+ * collective in the application's own terms, so the join with rxe and
+ * kmod records needs no NCCL at all.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+#include "rdt_emit.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline void mark(struct pt_regs *ctx, __u32 phase)
+{
+	struct rdt_ev_coll_mark *e;
+	long op = 0, bytes = 0, rank = 0, nranks = 0, seq = 0;
+
+	bpf_usdt_arg(ctx, 0, &op);
+	bpf_usdt_arg(ctx, 1, &bytes);
+	bpf_usdt_arg(ctx, 2, &rank);
+	bpf_usdt_arg(ctx, 3, &nranks);
+	bpf_usdt_arg(ctx, 4, &seq);
+	e = RDT_RESERVE(RDT_EV_COLL_MARK, struct rdt_ev_coll_mark, bpf_ktime_get_ns(), RDT_NO_DEV);
+	if (!e)
+		return;
+	e->op = op;
+	e->bytes = bytes;
+	e->rank = rank;
+	e->nranks = nranks;
+	e->seq = seq;
+	e->phase = phase;
+	rdt_submit(e);
+}
+
+SEC("usdt")
+int coll_begin(struct pt_regs *ctx)
+{
+	mark(ctx, 0);
+	return 0;
+}
+
+SEC("usdt")
+int coll_end(struct pt_regs *ctx)
+{
+	mark(ctx, 1);
+	return 0;
+}

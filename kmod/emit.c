@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace: the one emit path.
+ *
+ * Every wrapper builds a record body on its stack and hands it to
+ * rdt_emit(), which filters, stamps the header, announces the task's comm
+ * when the task on this CPU changes, and copies the record into this CPU's
+ * relay buffer.  Drops are counted the blktrace way: relay calls
+ * subbuf_start once per refused event while the buffer is full, so the
+ * count is exact, and every sub-buffer starts with an RDT_EV_SUBBUF record
+ * carrying the running loss count, so loss is visible in the stream itself.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/percpu.h>
+#include <linux/relay.h>
+#include <linux/sched.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "rdt.h"
+
+DEFINE_SRCU(rdt_srcu);
+struct rdt_trace __rcu *rdt_cur_trace;
+struct rdt_filter rdt_cur_filter = {
+	.evmask	= RDT_EVMASK_ALL,
+	.pid	= 0,
+	.dev	= RDT_NO_DEV,
+};
+
+bool rdt_enabled;
+
+void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,
+		  u32 cpu, u32 pid, u32 tid)
+{
+	h->magic = RDT_REC_MAGIC;
+	h->version = RDT_ABI_MAJOR;
+	h->source = RDT_SRC_KMOD;
+	h->type = type;
+	h->size = size;
+	h->ts_ns = ts;
+	h->pid = pid;
+	h->tid = tid;
+	h->cpu = cpu;
+	h->dev = dev;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_fill_hdr);
+
+/*
+ * Device events pass the pid filter (they run in kworkers); bookkeeping
+ * types are never filtered.  Outside task context there is no meaningful
+ * pid, so a pid filter refuses the event.
+ */
+bool rdt_filter_pass(const struct rdt_filter *f, u16 type, u32 dev, u32 pid,
+		     bool task_ctx)
+{
+	bool devev;
+
+	if (type < RDT_KMOD_TYPE_FIRST || type > RDT_KMOD_TYPE_LAST)
+		return true;
+	if (!(READ_ONCE(f->evmask) & RDT_EVMASK(type)))
+		return false;
+	if (READ_ONCE(f->dev) != RDT_NO_DEV && dev != READ_ONCE(f->dev))
+		return false;
+	devev = type == RDT_EV_DEVICE_ADD || type == RDT_EV_DEVICE_REMOVE ||
+		type == RDT_EV_DEVICE_RENAME || type == RDT_EV_DEVICE_STATE;
+	if (READ_ONCE(f->pid) && !devev &&
+	    (!task_ctx || pid != READ_ONCE(f->pid)))
+		return false;
+	return true;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
+
+/* ---- relay callbacks: they sit with the drop accounting ---------------- */
+
+static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
+			    void *prev_subbuf, size_t prev_padding)
+{
+	struct rdt_trace *t = buf->chan->private_data;
+	struct rdt_cpu *c = per_cpu_ptr(t->cpu, buf->cpu);
+	struct rdt_ev_subbuf *ev = subbuf;
+
+	if (relay_buf_full(buf)) {
+		c->dropped++;
+		return 0;
+	}
+
+	memset(ev, 0, sizeof(*ev));
+	rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
+		     ktime_get_ns(), buf->cpu, 0, 0);
+	ev->seq = buf->subbufs_produced;
+	ev->lost_total = c->dropped;
+	/* A reader that lost the previous sub-buffer still learns comm. */
+	c->last_tid = U32_MAX;
+	subbuf_start_reserve(buf, sizeof(*ev));
+	return 1;
+}
+
+/*
+ * relay removes the files in relay_close() and keeps a buffer alive only
+ * for its open readers, without calling back into this module: an open
+ * trace file does not pin the module, and reading it after rmmod is safe.
+ */
+static struct dentry *rdt_create_buf_file(const char *filename,
+					  struct dentry *parent, umode_t mode,
+					  struct rchan_buf *buf, int *is_global)
+{
+	struct dentry *d;
+
+	if (!filename)		/* relay_open() without files: unsupported */
+		return NULL;
+	d = debugfs_create_file(filename, 0400, parent, buf,
+				&relay_file_operations);
+	return IS_ERR(d) ? NULL : d;
+}
+
+static int rdt_remove_buf_file(struct dentry *dentry)
+{
+	debugfs_remove(dentry);
+	return 0;
+}
+
+static const struct rchan_callbacks rdt_relay_cb = {
+	.subbuf_start		= rdt_subbuf_start,
+	.create_buf_file	= rdt_create_buf_file,
+	.remove_buf_file	= rdt_remove_buf_file,
+};
+
+/*
+ * Open a channel of n_subbufs sub-buffers of subbuf_size bytes per CPU,
+ * with its files trace<cpu> in parent.
+ */
+struct rdt_trace *rdt_trace_open(struct dentry *parent, size_t subbuf_size,
+				 size_t n_subbufs)
+{
+	struct rdt_trace *t;
+	int cpu;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	t->cpu = alloc_percpu(struct rdt_cpu);
+	if (!t->cpu) {
+		kfree(t);
+		return ERR_PTR(-ENOMEM);
+	}
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(t->cpu, cpu)->last_tid = U32_MAX;
+	t->subbuf_size = subbuf_size;
+	t->n_subbufs = n_subbufs;
+
+	t->chan = relay_open("trace", parent, subbuf_size, n_subbufs,
+			     &rdt_relay_cb, t);
+	if (!t->chan) {
+		if (security_locked_down(LOCKDOWN_DEBUGFS))
+			pr_err("debugfs refuses relay files under kernel lockdown (Secure Boot?): cannot trace\n");
+		else
+			pr_err("cannot open relay channel (%zu x %zu bytes per CPU)\n",
+			       n_subbufs, subbuf_size);
+		free_percpu(t->cpu);
+		kfree(t);
+		return ERR_PTR(-ENOMEM);
+	}
+	return t;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_open);
+
+void rdt_trace_close(struct rdt_trace *t)
+{
+	if (!t)
+		return;
+	relay_close(t->chan);
+	free_percpu(t->cpu);
+	kfree(t);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_close);
+
+u64 rdt_trace_dropped(struct rdt_trace *t, int cpu)
+{
+	return READ_ONCE(per_cpu_ptr(t->cpu, cpu)->dropped);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_dropped);
+
+/*
+ * relay_reserve() with the copy before the offset moves: relay's read() of
+ * the current sub-buffer returns everything up to buf->offset, so a reader
+ * on another CPU must never see a reserved record that is not written yet
+ * (rdmatrace-dump -f failed on "bad record magic" under load).  Runs with
+ * interrupts off on this CPU's buffer, as relay_write() does.
+ */
+static bool rdt_put(struct rdt_trace *t, const void *rec, size_t size)
+{
+	struct rchan_buf *buf = *this_cpu_ptr(t->chan->buf);
+
+	if (unlikely(buf->offset + size > t->chan->subbuf_size) &&
+	    !relay_switch_subbuf(buf, size))
+		return false;
+	memcpy(buf->data + buf->offset, rec, size);
+	smp_wmb();	/* the record before the offset that publishes it */
+	WRITE_ONCE(buf->offset, buf->offset + size);
+	return true;
+}
+
+/*
+ * Stamp rec's header and write it to this CPU's buffer, preceded by an
+ * RDT_EV_COMM record when the task changed.  Returns 0 or -ENOSPC when the
+ * buffer was full (the drop is counted by rdt_subbuf_start()).
+ */
+int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
+		    u32 dev, u64 ts)
+{
+	bool task = in_task();
+	u32 pid = task ? task_tgid_nr(current) : 0;
+	u32 tid = task ? task_pid_nr(current) : 0;
+	struct rdt_cpu *c;
+	unsigned long flags;
+	int ret = 0;
+	u32 cpu;
+
+	local_irq_save(flags);
+	cpu = smp_processor_id();
+	c = this_cpu_ptr(t->cpu);
+	if (task && c->last_tid != tid) {
+		struct rdt_ev_comm comm = {};
+
+		rdt_fill_hdr(&comm.hdr, RDT_EV_COMM, sizeof(comm), RDT_NO_DEV,
+			     ts, cpu, pid, tid);
+		strscpy_pad(comm.comm, current->comm, sizeof(comm.comm));
+		if (rdt_put(t, &comm, sizeof(comm)))
+			c->last_tid = tid;
+	}
+	rdt_fill_hdr(rec, type, size, dev, ts, cpu, pid, tid);
+	if (!rdt_put(t, rec, size))
+		ret = -ENOSPC;
+	local_irq_restore(flags);
+	return ret;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
+
+/* Called by wrappers inside their SRCU read section. */
+void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts)
+{
+	struct rdt_trace *t;
+	bool task = in_task();
+
+	if (!READ_ONCE(rdt_enabled))
+		return;
+	if (!rdt_filter_pass(&rdt_cur_filter, type, dev,
+			     task ? task_tgid_nr(current) : 0, task))
+		return;
+	if (unlikely(!ts))
+		ts = ktime_get_ns();
+	t = srcu_dereference(rdt_cur_trace, &rdt_srcu);
+	if (t)
+		rdt_trace_write(t, rec, type, size, dev, ts);
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace: verb arguments -> record bodies.  Pure functions of their
+ * arguments, so the KUnit suites can check every field.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bits.h>
+#include <linux/random.h>
+#include <linux/siphash.h>
+#include <linux/string.h>
+
+#include "rdt.h"
+
+static siphash_key_t rdt_hash_key __read_mostly;
+
+void rdt_encode_init(void)
+{
+	get_random_bytes(&rdt_hash_key, sizeof(rdt_hash_key));
+}
+
+/*
+ * Kernel consumers using the CQ API put a struct ib_cqe pointer in the
+ * wr_id union (wr_cqe), and on devices that use virtual DMA addresses (rxe,
+ * siw) a kernel MR's iova and a kernel QP's remote_addr are kernel virtual
+ * addresses.  No kernel pointer may cross the ABI, so on kernel-owned
+ * objects a value with bit 63 set (the kernel half of the address space on
+ * x86-64, 4- or 5-level, and arm64) is replaced by a keyed hash, stable
+ * for the module's lifetime (posts still match their completions) and
+ * marked by the top 16 bits 0xfffe.  Smaller numbers and every userspace
+ * value pass unchanged.
+ */
+u64 rdt_wr_id(u64 wr_id, bool user)
+{
+	if (user || !(wr_id & BIT_ULL(63)))
+		return wr_id;
+	return (siphash_1u64(wr_id, &rdt_hash_key) & GENMASK_ULL(47, 0)) |
+	       (0xfffeULL << 48);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_wr_id);
+
+static u64 rdt_sge_len(const struct ib_sge *sg, int n)
+{
+	u64 len = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		len += sg[i].length;
+	return len;
+}
+
+void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
+		     bool user)
+{
+	ev->wr_id = rdt_wr_id(wr->wr_id, user);
+	ev->opcode = wr->opcode;
+	ev->send_flags = wr->send_flags;
+	ev->num_sge = wr->num_sge;
+	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		ev->remote_addr = rdt_wr_id(rdma_wr(wr)->remote_addr, user);
+		ev->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		ev->remote_addr = rdt_wr_id(atomic_wr(wr)->remote_addr, user);
+		ev->rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		break;
+	}
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_IMM:
+		ev->imm = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		ev->imm = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_send_wr);
+
+void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
+		     bool user)
+{
+	ev->wr_id = rdt_wr_id(wr->wr_id, user);
+	ev->num_sge = wr->num_sge;
+	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_recv_wr);
+
+void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
+		bool user)
+{
+	ev->wr_id = rdt_wr_id(wc->wr_id, user);
+	ev->status = wc->status;
+	ev->opcode = wc->opcode;
+	ev->byte_len = wc->byte_len;
+	ev->qpn = wc->qp ? wc->qp->qp_num : 0;
+	ev->src_qp = wc->src_qp;
+	ev->wc_flags = wc->wc_flags;
+	ev->vendor_err = wc->vendor_err;
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		ev->imm = wc->ex.invalidate_rkey;
+	else
+		ev->imm = (__force u32)wc->ex.imm_data;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_wc);
+
+void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev)
+{
+	strscpy_pad(ev->name, dev_name(&ibdev->dev), sizeof(ev->name));
+	ev->node_guid = (__force u64)ibdev->node_guid;
+	ev->node_type = ibdev->node_type;
+	ev->phys_port_cnt = ibdev->phys_port_cnt;
+	ev->driver_id = ibdev->ops.driver_id;
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace: trace every verb that passes through device->ops on every RDMA
+ * device, present or hot-added, into per-CPU relay buffers.
+ *
+ * Lifecycle, modelled on blktrace: load (channel opened, devices wrapped,
+ * tracing off unless enable=1), enable/disable through debugfs, unload
+ * (devices unwrapped, every in-flight wrapper waited for, channel closed).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/rcupdate.h>
+
+#include "rdt.h"
+
+unsigned long rdt_param_subbuf_size = 256 * 1024;
+module_param_named(buffer_size, rdt_param_subbuf_size, ulong, 0444);
+MODULE_PARM_DESC(buffer_size, "relay sub-buffer size in bytes (per CPU, default 262144)");
+
+unsigned long rdt_param_n_subbufs = 8;
+module_param_named(n_subbufs, rdt_param_n_subbufs, ulong, 0444);
+MODULE_PARM_DESC(n_subbufs, "relay sub-buffers per CPU (default 8)");
+
+static bool rdt_param_enable;
+module_param_named(enable, rdt_param_enable, bool, 0444);
+MODULE_PARM_DESC(enable, "start tracing at load (default 0)");
+
+static int rdt_client_add(struct ib_device *ibdev);
+static void rdt_client_remove(struct ib_device *ibdev, void *data);
+static void rdt_client_rename(struct ib_device *ibdev, void *data);
+
+static struct ib_client rdt_client = {
+	.name		= "rdmatrace",
+	.add		= rdt_client_add,
+	.remove		= rdt_client_remove,
+	.rename		= rdt_client_rename,
+	.no_kverbs_req	= 1,
+};
+
+/*
+ * Existing devices arrive here under devices_rwsem and clients_rwsem held
+ * for write: take neither.  An error only leaves this device untraced.
+ */
+static int rdt_client_add(struct ib_device *ibdev)
+{
+	struct rdt_dev *rd = rdt_dev_wrap(ibdev);
+
+	if (IS_ERR(rd)) {
+		pr_err("%s: not traced (%ld)\n", dev_name(&ibdev->dev),
+		       PTR_ERR(rd));
+		return PTR_ERR(rd);
+	}
+	ib_set_client_data(ibdev, &rdt_client, rd);
+	return 0;
+}
+
+static void rdt_client_remove(struct ib_device *ibdev, void *data)
+{
+	if (data)
+		rdt_dev_unwrap(ibdev, data);
+}
+
+static void rdt_client_rename(struct ib_device *ibdev, void *data)
+{
+	if (data)
+		rdt_dev_rename(ibdev, data);
+}
+
+static int __init rdt_init(void)
+{
+	int ret;
+
+	if (rdt_check_geometry(rdt_param_subbuf_size, rdt_param_n_subbufs)) {
+		pr_err("bad module parameters: not loaded\n");
+		return -EINVAL;
+	}
+	rdt_encode_init();
+	ret = rdt_debugfs_init();
+	if (ret)
+		return ret;
+
+	WRITE_ONCE(rdt_enabled, rdt_param_enable);
+	ret = ib_register_client(&rdt_client);
+	if (ret) {
+		pr_err("ib_register_client failed (%d)\n", ret);
+		/* A device may have been wrapped before the failure. */
+		synchronize_rcu_tasks();
+		synchronize_srcu(&rdt_srcu);
+		synchronize_rcu_tasks();
+		rdt_dev_free_all();
+		rdt_debugfs_exit();
+		return ret;
+	}
+	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
+		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
+	return 0;
+}
+
+static void __exit rdt_exit(void)
+{
+	/* Unwraps every device (remove runs LIFO, other clients still live). */
+	ib_unregister_client(&rdt_client);
+	/* Callers that loaded a wrapper's address but did not enter it yet. */
+	synchronize_rcu_tasks();
+	/* Wrappers inside their SRCU section, possibly sleeping. */
+	synchronize_srcu(&rdt_srcu);
+	/* The last instructions of each wrapper after srcu_read_unlock(). */
+	synchronize_rcu_tasks();
+	rdt_dev_free_all();
+	rdt_debugfs_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(rdt_init);
+module_exit(rdt_exit);
+
+MODULE_AUTHOR("rdmatrace developers");
+MODULE_DESCRIPTION("Trace RDMA verbs through device->ops into relay buffers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(RDT_VERSION);

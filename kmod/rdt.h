@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmatrace: internal declarations shared by the module's files and by the
+ * KUnit suites in tests/kunit/.
+ *
+ *   main.c     module parameters, init/exit, the ib_client
+ *   wrap.c     the ops table, wrap/unwrap, per-device contexts, the wrappers
+ *   emit.c     the one emit path: filter, header, relay, drop accounting
+ *   encode.c   verb arguments -> record bodies (pure functions)
+ *   debugfs.c  control files
+ */
+#ifndef _RDT_H
+#define _RDT_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/relay.h>
+#include <linux/srcu.h>
+#include <linux/timekeeping.h>
+#include <rdma/ib_verbs.h>
+
+#include "compat.h"
+#include "uapi/rdmatrace.h"
+
+#define RDT_VERSION		"0.1.0"
+
+/* The type of a device's ops table (not const: we write device->ops). */
+#define rdt_ops_t		typeof_member(struct ib_device, ops)
+
+/* Geometry limits of the relay channel (per CPU). */
+#define RDT_SUBBUF_MIN		4096UL
+#define RDT_SUBBUF_MAX		(16UL << 20)
+#define RDT_NSUBBUF_MIN		2UL
+#define RDT_NSUBBUF_MAX		1024UL
+
+/*
+ * Internals are exported to rdmatrace_test.ko only in kernels that have
+ * KUnit; elsewhere the macro only references its argument.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+#define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, RDMATRACE_KUNIT)
+#else
+#define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	__ADDRESSABLE(sym)
+#endif
+
+/* ---- filter (emit.c) ------------------------------------------------- */
+
+struct rdt_filter {
+	u64	evmask;		/* RDT_EVMASK() bits of kmod types */
+	u32	pid;		/* thread group id, 0: any */
+	u32	dev;		/* device index, RDT_NO_DEV: any */
+};
+
+bool rdt_filter_pass(const struct rdt_filter *f, u16 type, u32 dev, u32 pid,
+		     bool task_ctx);
+
+/* ---- relay channel (emit.c) ------------------------------------------- */
+
+struct rdt_cpu {
+	u64	dropped;	/* events refused because the buffer was full */
+	u32	last_tid;	/* task whose COMM this sub-buffer carries */
+	u32	pad;
+};
+
+struct rdt_trace {
+	struct rchan		*chan;
+	size_t			subbuf_size;
+	size_t			n_subbufs;
+	struct rdt_cpu __percpu	*cpu;
+};
+
+struct rdt_trace *rdt_trace_open(struct dentry *parent, size_t subbuf_size,
+				 size_t n_subbufs);
+void rdt_trace_close(struct rdt_trace *t);
+u64 rdt_trace_dropped(struct rdt_trace *t, int cpu);
+int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
+		    u32 dev, u64 ts);
+void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,
+		  u32 cpu, u32 pid, u32 tid);
+
+/* Global state used by every wrapper: set up by main.c, read under SRCU. */
+extern struct srcu_struct rdt_srcu;
+extern struct rdt_trace __rcu *rdt_cur_trace;
+extern struct rdt_filter rdt_cur_filter;
+extern bool rdt_enabled;
+
+static inline bool rdt_want(u16 type)
+{
+	return READ_ONCE(rdt_enabled) &&
+	       (READ_ONCE(rdt_cur_filter.evmask) & RDT_EVMASK(type));
+}
+
+/*
+ * The data path wrappers stamp their calls with this: while tracing is off
+ * it costs one load instead of a clock read.  A call that raced with the
+ * enable and got 0 is stamped by rdt_emit() instead.
+ */
+static inline u64 rdt_now(void)
+{
+	return READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
+}
+
+void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts);
+
+/* ---- encoders (encode.c) ---------------------------------------------- */
+
+void rdt_encode_init(void);
+u64 rdt_wr_id(u64 wr_id, bool user);
+void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
+		     bool user);
+void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
+		     bool user);
+void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
+		bool user);
+void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev);
+
+/* ---- ops wrapping (wrap.c) -------------------------------------------- */
+
+struct rdt_op {
+	const char	*name;
+	size_t		off;		/* offsetof(struct ib_device_ops, X) */
+};
+
+extern const struct rdt_op rdt_ops[];
+extern const unsigned int rdt_nr_ops;
+
+/*
+ * live: a device's ops (written); saved: the originals (written by save,
+ * const afterwards); wrappers: what to install.
+ */
+unsigned long rdt_ops_save(rdt_ops_t *live, rdt_ops_t *saved,
+			   const struct ib_device_ops *wrappers,
+			   const struct rdt_op *tbl, unsigned int n);
+unsigned int rdt_ops_install(rdt_ops_t *live,
+			     const struct ib_device_ops *wrappers,
+			     const struct rdt_op *tbl, unsigned int n,
+			     unsigned long mask);
+unsigned int rdt_ops_uninstall(rdt_ops_t *live,
+			       const struct ib_device_ops *saved,
+			       const struct ib_device_ops *wrappers,
+			       const struct rdt_op *tbl, unsigned int n,
+			       unsigned long mask, unsigned int *foreign);
+
+struct rdt_dev;
+struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev);
+void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd);
+void rdt_dev_rename(struct ib_device *ibdev, struct rdt_dev *rd);
+void rdt_dev_statedump(void);
+void rdt_dev_free_all(void);
+
+/* ---- debugfs (debugfs.c) ---------------------------------------------- */
+
+int rdt_debugfs_init(void);
+void rdt_debugfs_exit(void);
+int rdt_reconfigure(size_t subbuf_size, size_t n_subbufs);
+int rdt_check_geometry(size_t subbuf_size, size_t n_subbufs);
+
+extern struct mutex rdt_ctl_mutex;
+extern unsigned long rdt_param_subbuf_size;	/* main.c */
+extern unsigned long rdt_param_n_subbufs;
+extern struct dentry *rdt_dir;
+
+#endif /* _RDT_H */

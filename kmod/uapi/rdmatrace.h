@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rdmatrace wire format: the one ABI shared by rdmatrace.ko, the BPF
+ * programs in bpf/, librdmatrace and every trace file.
+ *
+ * Every record is a fixed 32-byte header followed by a typed body.  The
+ * size of each type is fixed for a given ABI major version; a reader skips
+ * any record by its header's size, so types added in a later minor version
+ * are skipped (and counted) by older readers.  Sizes are multiples of 8 so
+ * records stay naturally aligned inside relay sub-buffers and files.
+ *
+ * Objects are named by (device index, QPN / CQ id / PD id / MR key); no
+ * kernel pointer ever crosses this interface.
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds (ktime_get_ns() in the kernel,
+ * bpf_ktime_get_ns() in BPF, clock_gettime(CLOCK_MONOTONIC) in userspace),
+ * so all sources merge on one host without clock translation.
+ */
+#ifndef _UAPI_RDMATRACE_H
+#define _UAPI_RDMATRACE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#elif defined(__BPF__) || defined(__bpf__)
+/* BPF programs include vmlinux.h, which defines the __uN types. */
+#else
+#include <linux/types.h>
+#endif
+
+/*
+ * The debugfs control files are part of this ABI too (librdmatrace parses
+ * them): `version` reads "abi MAJOR.MINOR\nmodule VERSION\n"; `dropped`
+ * reads one "cpuN COUNT" line per possible CPU, then "total COUNT".
+ */
+
+/* Bumped on any incompatible change; readers refuse a newer major. */
+#define RDT_ABI_MAJOR		1
+/* Bumped when record types are added; older readers skip unknown types. */
+#define RDT_ABI_MINOR		1
+
+/* First two bytes of every record: "Rt" little endian. */
+#define RDT_REC_MAGIC		0x7452
+
+#define RDT_NAME_LEN		64	/* == IB_DEVICE_NAME_MAX */
+#define RDT_COMM_LEN		16	/* == TASK_COMM_LEN */
+#define RDT_NO_DEV		0xffffffffu
+/* rdt_ev_lost.lost_cpu of a loss that belongs to no CPU (BPF ring buffer). */
+#define RDT_ANY_CPU		0xffffffffu
+
+/* Which producer wrote a record. */
+enum rdt_source {
+	RDT_SRC_KMOD	= 1,	/* rdmatrace.ko device->ops wrappers (relay) */
+	RDT_SRC_BPF	= 2,	/* bpf/ programs (BPF ring buffer) */
+	RDT_SRC_USER	= 3,	/* librdmatrace itself (e.g. drop markers) */
+};
+
+struct rdt_hdr {
+	__u16	magic;		/* RDT_REC_MAGIC */
+	__u8	version;	/* RDT_ABI_MAJOR */
+	__u8	source;		/* enum rdt_source */
+	__u16	type;		/* enum rdt_type */
+	__u16	size;		/* whole record, header included, bytes */
+	__u64	ts_ns;		/* CLOCK_MONOTONIC */
+	__u32	pid;		/* thread group id (userspace "pid") */
+	__u32	tid;		/* thread id */
+	__u32	cpu;
+	__u32	dev;		/* ib_device index, RDT_NO_DEV if none */
+};
+
+/*
+ * Record types.  Numbers are stable across minor versions: new types are
+ * only ever appended within a range.
+ */
+enum rdt_type {
+	/* 1..63: stream bookkeeping, any source */
+	RDT_EV_SUBBUF		= 1,	/* starts every relay sub-buffer */
+	RDT_EV_COMM		= 2,	/* pid/tid -> comm, before a task's events */
+	RDT_EV_LOST		= 3,	/* events lost by a source (in-stream) */
+
+	/* 64..127: rdmatrace.ko, device->ops wrappers */
+	RDT_EV_DEVICE_ADD	= 64,
+	RDT_EV_DEVICE_REMOVE	= 65,
+	RDT_EV_DEVICE_RENAME	= 66,
+	RDT_EV_PD_ALLOC		= 67,
+	RDT_EV_PD_DEALLOC	= 68,
+	RDT_EV_CQ_CREATE	= 69,
+	RDT_EV_CQ_DESTROY	= 70,
+	RDT_EV_QP_CREATE	= 71,
+	RDT_EV_QP_MODIFY	= 72,
+	RDT_EV_QP_DESTROY	= 73,
+	RDT_EV_MR_REG		= 74,
+	RDT_EV_MR_DEREG		= 75,
+	RDT_EV_POST_SEND	= 76,	/* one per WR */
+	RDT_EV_POST_SEND_DB	= 77,	/* empty WR list: uverbs doorbell */
+	RDT_EV_POST_RECV	= 78,	/* one per WR, QP or SRQ */
+	RDT_EV_POLL_CQ_WC	= 79,	/* one per returned completion */
+	RDT_EV_POLL_CQ		= 80,	/* summary of one poll_cq call */
+	RDT_EV_REQ_NOTIFY_CQ	= 81,
+	RDT_EV_DEVICE_STATE	= 82,	/* 1.1: present when tracing went on */
+
+	/* 128..191: bpf/ */
+	RDT_EV_NCCL_CALL	= 128,	/* one NCCL API call, at its return */
+	RDT_EV_NCCL_COMM	= 129,	/* communicator initialised */
+	RDT_EV_RXE_CQE		= 130,	/* rxe_cq_post: every rxe completion */
+	RDT_EV_RXE_RCV		= 131,	/* rxe_rcv: every received packet */
+	RDT_EV_RXE_RETRY	= 132,	/* requester retransmit / RNR retry */
+	RDT_EV_TCP_RETRANSMIT	= 133,	/* tcp:tcp_retransmit_skb */
+	RDT_EV_COLL_MARK	= 134,	/* USDT collective begin/end marker */
+
+	RDT_EV_MAX		= 255,
+};
+
+/* Bit n of the kmod `events` mask enables type (64 + n). */
+#define RDT_KMOD_TYPE_FIRST	RDT_EV_DEVICE_ADD
+#define RDT_KMOD_TYPE_LAST	RDT_EV_DEVICE_STATE
+#define RDT_EVMASK(type)	(1ULL << ((type) - RDT_KMOD_TYPE_FIRST))
+#define RDT_EVMASK_ALL		(RDT_EVMASK(RDT_KMOD_TYPE_LAST + 1) - 1)
+
+/* ---- bookkeeping ------------------------------------------------------ */
+
+struct rdt_ev_subbuf {
+	struct rdt_hdr hdr;
+	__u64	seq;		/* sub-buffer sequence number on this CPU */
+	__u64	lost_total;	/* events dropped on this CPU so far */
+};
+
+struct rdt_ev_comm {
+	struct rdt_hdr hdr;
+	char	comm[RDT_COMM_LEN];
+};
+
+struct rdt_ev_lost {
+	struct rdt_hdr hdr;
+	__u64	count;		/* events lost since the previous LOST */
+	__u32	lost_source;	/* enum rdt_source that lost them */
+	__u32	lost_cpu;
+};
+
+/* ---- devices ------------------------------------------------------------ */
+
+struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
+	struct rdt_hdr hdr;
+	char	name[RDT_NAME_LEN];
+	char	old_name[RDT_NAME_LEN];	/* RENAME only */
+	__u64	node_guid;		/* big endian as in ib_device */
+	__u32	node_type;		/* enum rdma_node_type */
+	__u32	phys_port_cnt;
+	__u32	driver_id;		/* enum rdma_driver_id */
+	__u32	nr_wrapped;		/* ops wrapped (ADD, STATE) / unwrapped (REMOVE) */
+};
+
+/* ---- protection domains ------------------------------------------------ */
+
+struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
+	struct rdt_hdr hdr;
+	__u32	pd_id;			/* ib_pd->res.id, 0 if unknown */
+	__s32	ret;
+	__u32	user;			/* 1: created through uverbs */
+	__u32	local_dma_lkey;
+};
+
+/* ---- completion queues ------------------------------------------------- */
+
+struct rdt_ev_cq {			/* CQ_CREATE, CQ_DESTROY */
+	struct rdt_hdr hdr;
+	__u32	cq_id;			/* ib_cq->res.id */
+	__s32	ret;
+	__u32	cqe;			/* requested (CREATE) / actual depth */
+	__s32	comp_vector;
+	__u32	user;
+	__u32	pad;
+};
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+struct rdt_ev_qp_create {
+	struct rdt_hdr hdr;
+	__u32	qpn;
+	__s32	ret;
+	__u32	qp_type;		/* enum ib_qp_type */
+	__u32	send_cq_id;
+	__u32	recv_cq_id;
+	__u32	srq;			/* 1 if attached to an SRQ */
+	__u32	max_send_wr;
+	__u32	max_recv_wr;
+	__u32	max_send_sge;
+	__u32	max_recv_sge;
+	__u32	max_inline_data;
+	__u32	sq_sig_type;
+	__u32	pd_id;
+	__u32	user;
+	__u32	port;
+	__u32	pad;
+};
+
+struct rdt_ev_qp_modify {
+	struct rdt_hdr hdr;
+	__u32	qpn;
+	__s32	ret;
+	__u32	attr_mask;		/* enum ib_qp_attr_mask */
+	__u8	old_state;		/* enum ib_qp_state before the call */
+	__u8	new_state;		/* attr->qp_state if IB_QP_STATE set */
+	__u8	cur_state;		/* state after the call */
+	__u8	path_mtu;		/* enum ib_mtu */
+	__u32	dest_qpn;
+	__u32	sq_psn;
+	__u32	rq_psn;
+	__u8	timeout;
+	__u8	retry_cnt;
+	__u8	rnr_retry;
+	__u8	min_rnr_timer;
+	__u32	port;
+	__u32	qkey;
+	__u32	max_rd_atomic;
+	__u32	max_dest_rd_atomic;
+};
+
+struct rdt_ev_qp_destroy {
+	struct rdt_hdr hdr;
+	__u32	qpn;
+	__s32	ret;
+	__u32	qp_type;
+	__u32	pad;
+};
+
+/* ---- memory regions ------------------------------------------------------ */
+
+enum rdt_mr_kind {
+	RDT_MR_USER	= 1,		/* reg_user_mr */
+	RDT_MR_DMA	= 2,		/* get_dma_mr */
+	RDT_MR_ALLOC	= 3,		/* alloc_mr (fast registration) */
+};
+
+struct rdt_ev_mr {			/* MR_REG, MR_DEREG */
+	struct rdt_hdr hdr;
+	__u32	lkey;
+	__u32	rkey;
+	__u64	iova;			/* user virtual address (user MRs) */
+	__u64	length;
+	__s32	ret;
+	__u32	access;			/* enum ib_access_flags */
+	__u32	kind;			/* enum rdt_mr_kind */
+	__u32	pd_id;
+};
+
+/* ---- data path ---------------------------------------------------------- */
+
+struct rdt_ev_post_send {
+	struct rdt_hdr hdr;
+	__u64	wr_id;
+	__u64	remote_addr;		/* RDMA / atomic only */
+	__u64	total_len;		/* sum of the SGEs' lengths */
+	__u32	qpn;
+	__s32	ret;			/* of the whole post_send call */
+	__u32	rkey;			/* RDMA / atomic only */
+	__u32	imm;			/* imm_data (big endian) or invalidate */
+	__u8	opcode;			/* enum ib_wr_opcode */
+	__u8	bad;			/* 1: this WR is *bad_wr or after it */
+	__u16	send_flags;		/* enum ib_send_flags */
+	__u16	num_sge;
+	__u16	index;			/* position in the posted list */
+};
+
+struct rdt_ev_post_send_db {		/* empty WR list (doorbell) */
+	struct rdt_hdr hdr;
+	__u32	qpn;
+	__s32	ret;
+};
+
+struct rdt_ev_post_recv {
+	struct rdt_hdr hdr;
+	__u64	wr_id;
+	__u64	total_len;
+	__u32	qpn;			/* 0 for an SRQ post */
+	__u32	srq_id;			/* post_srq_recv only */
+	__s32	ret;
+	__u16	num_sge;
+	__u8	srq;			/* 1: post_srq_recv */
+	__u8	bad;
+	__u16	index;
+	__u16	pad0;
+	__u32	pad1;
+};
+
+struct rdt_ev_poll_cq_wc {
+	struct rdt_hdr hdr;
+	__u64	wr_id;
+	__u32	cq_id;
+	__u32	status;			/* enum ib_wc_status */
+	__u32	opcode;			/* enum ib_wc_opcode */
+	__u32	byte_len;
+	__u32	qpn;
+	__u32	src_qp;
+	__u32	wc_flags;
+	__u32	imm;
+	__u32	vendor_err;
+	__u16	index;			/* position in the returned array */
+	__u16	pad;
+};
+
+struct rdt_ev_poll_cq {
+	struct rdt_hdr hdr;
+	__u32	cq_id;
+	__s32	requested;		/* num_entries */
+	__s32	ret;			/* returned count or -errno */
+	__u32	pad;
+};
+
+struct rdt_ev_req_notify_cq {
+	struct rdt_hdr hdr;
+	__u32	cq_id;
+	__u32	flags;			/* enum ib_cq_notify_flags */
+	__s32	ret;
+	__u32	pad;
+};
+
+/* ---- bpf/: NCCL ---------------------------------------------------------- */
+
+enum rdt_nccl_fn {
+	RDT_NCCL_GET_UNIQUE_ID = 1,
+	RDT_NCCL_COMM_INIT_RANK,
+	RDT_NCCL_COMM_INIT_RANK_CONFIG,
+	RDT_NCCL_COMM_INIT_ALL,
+	RDT_NCCL_COMM_SPLIT,
+	RDT_NCCL_COMM_FINALIZE,
+	RDT_NCCL_COMM_DESTROY,
+	RDT_NCCL_COMM_ABORT,
+	RDT_NCCL_ALL_REDUCE,
+	RDT_NCCL_BROADCAST,
+	RDT_NCCL_BCAST,
+	RDT_NCCL_REDUCE,
+	RDT_NCCL_ALL_GATHER,
+	RDT_NCCL_REDUCE_SCATTER,
+	RDT_NCCL_ALL_TO_ALL,
+	RDT_NCCL_SEND,
+	RDT_NCCL_RECV,
+	RDT_NCCL_GROUP_START,
+	RDT_NCCL_GROUP_END,
+	RDT_NCCL_FN_MAX,
+};
+
+struct rdt_ev_nccl_call {
+	struct rdt_hdr hdr;		/* ts_ns = entry time */
+	__u64	duration_ns;		/* entry -> return: enqueue time only */
+	__u64	count;
+	__u64	comm;			/* user-space ncclComm_t value */
+	__u64	stream;			/* user-space cudaStream_t value */
+	__u64	comm_hash;		/* splitmix64 over the ncclUniqueId */
+	__u64	seq;			/* per-communicator call number */
+	__u32	fn;			/* enum rdt_nccl_fn */
+	__s32	ret;			/* ncclResult_t */
+	__s32	datatype;		/* ncclDataType_t, -1 if n/a */
+	__s32	op;			/* ncclRedOp_t, -1 if n/a */
+	__s32	root;			/* root or peer, -1 if n/a */
+	__s32	rank;			/* -1 if the comm is unknown */
+	__s32	nranks;
+	__u32	pad;
+};
+
+struct rdt_ev_nccl_comm {
+	struct rdt_hdr hdr;
+	__u64	comm;			/* user-space ncclComm_t value */
+	__u64	comm_hash;
+	__s32	rank;
+	__s32	nranks;
+	__u32	fn;			/* the init function that made it */
+	__s32	ret;
+};
+
+/* ---- bpf/: rxe internals ------------------------------------------------- */
+
+struct rdt_ev_rxe_cqe {
+	struct rdt_hdr hdr;
+	__u64	wr_id;
+	__u32	qpn;
+	__u32	cq_id;			/* rxe pool index of the CQ */
+	__u32	status;			/* enum ib_wc_status */
+	__u32	opcode;			/* enum ib_wc_opcode */
+	__u32	byte_len;
+	__u32	user;			/* 1: CQ is mapped to userspace */
+};
+
+struct rdt_ev_rxe_rcv {
+	struct rdt_hdr hdr;
+	__u32	qpn;			/* destination QPN of the packet */
+	__u32	psn;
+	__u32	opcode;			/* IB BTH opcode */
+	__u32	length;			/* packet payload length */
+};
+
+enum rdt_rxe_retry_kind {
+	RDT_RXE_RETRANSMIT	= 1,	/* retransmit timer fired */
+	RDT_RXE_RNR		= 2,	/* RNR NAK retry */
+	RDT_RXE_NAK_SEQ		= 3,	/* NAK sequence error: go back */
+};
+
+struct rdt_ev_rxe_retry {
+	struct rdt_hdr hdr;
+	__u32	qpn;
+	__u32	psn;
+	__u32	kind;			/* enum rdt_rxe_retry_kind */
+	__u32	pad;
+};
+
+/* ---- bpf/: TCP ----------------------------------------------------------- */
+
+struct rdt_ev_tcp_retransmit {
+	struct rdt_hdr hdr;
+	__u8	saddr[16];		/* IPv4 in the first 4 bytes */
+	__u8	daddr[16];
+	__u16	sport;			/* host order */
+	__u16	dport;
+	__u16	family;			/* AF_INET / AF_INET6 */
+	__u8	state;			/* TCP state */
+	__u8	pad;
+};
+
+/* ---- bpf/: USDT collective markers (tools/rdma-ring-allreduce) ---------- */
+
+struct rdt_ev_coll_mark {
+	struct rdt_hdr hdr;
+	__u64	bytes;
+	__u64	seq;
+	__u32	op;			/* 1: allreduce */
+	__s32	rank;
+	__s32	nranks;
+	__u32	phase;			/* 0: begin, 1: end */
+};
+
+/* ---- trace files --------------------------------------------------------- */
+
+/*
+ * A trace file is one struct rdt_file_hdr, then hdr_size - sizeof() bytes of
+ * "KEY=VALUE\n" text (NCCL_* settings: "NCCL_X=V" of the tracing tool's
+ * environment, "pid<PID>.NCCL_X=V" of a traced process; other free-form
+ * facts), NUL-padded to 8 bytes, then records back to back.
+ */
+#define RDT_FILE_MAGIC		"RDMATRC\0"
+
+struct rdt_file_hdr {
+	char	magic[8];		/* RDT_FILE_MAGIC */
+	__u16	abi_major;
+	__u16	abi_minor;
+	__u32	hdr_size;		/* bytes to the first record */
+	__s64	realtime_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	__u32	ncpus;
+	__u32	flags;			/* none defined yet: written as 0 */
+	char	host[64];
+	char	kernel[64];		/* uname -r */
+	char	module_version[32];	/* rdmatrace.ko version, "" if none */
+	char	boot_id[40];		/* /proc/sys/kernel/random/boot_id */
+	__u8	reserved[48];
+};
+
+#endif /* _UAPI_RDMATRACE_H */

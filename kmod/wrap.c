@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace: device->ops wrapping.
+ *
+ * Safe wrap/unwrap (see DESIGN.md):
+ *  - install: publish the context with the saved originals,
+ *    synchronize_rcu(), then WRITE_ONCE() the wrappers, only over non-NULL
+ *    originals;
+ *  - every wrapper runs its original inside an SRCU read section and never
+ *    sleeps on its own;
+ *  - remove: cmpxchg() each op back to its original and retire the
+ *    context; contexts stay findable until module exit, so a caller that
+ *    loaded a wrapper's address before the unwrap still finds its original;
+ *  - module exit (main.c): synchronize_rcu_tasks(), synchronize_srcu(),
+ *    synchronize_rcu_tasks(), then free the contexts.
+ *
+ * Every wrapper is a thin adapter: capture what the call will free, call
+ * the original, build one record body and hand it to rdt_emit().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hashtable.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "rdt.h"
+
+#define RDT_QPS_UNKNOWN		0xff	/* QP state could not be read */
+
+struct rdt_dev {
+	struct hlist_node	hnode;		/* rdt_dev_hash, until exit */
+	struct list_head	lnode;		/* rdt_dev_list, until exit */
+	struct ib_device	*ibdev;		/* key; not used once retired */
+	u32			index;
+	bool			retired;
+	unsigned long		mask;		/* bit i: rdt_ops[i] wrapped */
+	unsigned int		nr_wrapped;	/* installed of those */
+	char			name[RDT_NAME_LEN];
+	rdt_ops_t		orig;		/* saved originals */
+};
+
+static DEFINE_HASHTABLE(rdt_dev_hash, 6);
+static LIST_HEAD(rdt_dev_list);
+static DEFINE_MUTEX(rdt_dev_mutex);
+
+/* Newest first, so a reused ib_device address finds its live context. */
+static struct rdt_dev *rdt_dev_find(struct ib_device *ibdev)
+{
+	struct rdt_dev *rd;
+
+	hash_for_each_possible_rcu(rdt_dev_hash, rd, hnode,
+				   (unsigned long)ibdev,
+				   srcu_read_lock_held(&rdt_srcu))
+		if (rd->ibdev == ibdev)
+			return rd;
+	WARN_ONCE(1, "rdmatrace: wrapper called for unknown device %s\n",
+		  dev_name(&ibdev->dev));
+	return NULL;
+}
+
+static bool rdt_uobj(const void *uobject)
+{
+	return uobject;
+}
+
+/* ---- data path adapters --------------------------------------------- */
+
+static void rdt_trace_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+				const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad, int ret, u64 ts)
+{
+	const struct ib_send_wr *badwr = ret && bad ? *bad : NULL;
+	bool isbad = false;
+	u16 i = 0;
+
+	if (!wr) {
+		struct rdt_ev_post_send_db ev = {
+			.qpn = qp->qp_num,
+			.ret = ret,
+		};
+
+		if (rdt_want(RDT_EV_POST_SEND_DB))
+			rdt_emit(&ev, RDT_EV_POST_SEND_DB, sizeof(ev),
+				 rd->index, ts);
+		return;
+	}
+	if (!rdt_want(RDT_EV_POST_SEND))
+		return;
+	for (; wr; wr = wr->next, i++) {
+		struct rdt_ev_post_send ev = {};
+
+		isbad |= wr == badwr;
+		rdt_enc_send_wr(&ev, wr, rdt_uobj(qp->uobject));
+		ev.qpn = qp->qp_num;
+		ev.ret = ret;
+		ev.bad = isbad;
+		ev.index = i;
+		rdt_emit(&ev, RDT_EV_POST_SEND, sizeof(ev), rd->index, ts);
+	}
+}
+
+static void rdt_trace_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
+				bool srq, bool user,
+				const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad, int ret, u64 ts)
+{
+	const struct ib_recv_wr *badwr = ret && bad ? *bad : NULL;
+	bool isbad = false;
+	u16 i = 0;
+
+	if (!rdt_want(RDT_EV_POST_RECV))
+		return;
+	for (; wr; wr = wr->next, i++) {
+		struct rdt_ev_post_recv ev = {};
+
+		isbad |= wr == badwr;
+		rdt_enc_recv_wr(&ev, wr, user);
+		ev.qpn = qpn;
+		ev.srq_id = srq_id;
+		ev.srq = srq;
+		ev.ret = ret;
+		ev.bad = isbad;
+		ev.index = i;
+		rdt_emit(&ev, RDT_EV_POST_RECV, sizeof(ev), rd->index, ts);
+	}
+}
+
+static void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq, int n,
+			      const struct ib_wc *wc, int ret, u64 ts)
+{
+	struct rdt_ev_poll_cq sum = {
+		.cq_id = cq->res.id,
+		.requested = n,
+		.ret = ret,
+	};
+	int i;
+
+	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
+		for (i = 0; i < ret; i++) {
+			struct rdt_ev_poll_cq_wc ev = {};
+
+			rdt_enc_wc(&ev, &wc[i], rdt_uobj(cq->uobject));
+			ev.cq_id = cq->res.id;
+			ev.index = i;
+			rdt_emit(&ev, RDT_EV_POLL_CQ_WC, sizeof(ev), rd->index,
+				 ts);
+		}
+	}
+	if (rdt_want(RDT_EV_POLL_CQ))
+		rdt_emit(&sum, RDT_EV_POLL_CQ, sizeof(sum), rd->index, ts);
+}
+
+static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
+	u64 ts = rdt_now();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.post_send(qp, wr, bad);
+		rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
+	u64 ts = rdt_now();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.post_recv(qp, wr, bad);
+		rdt_trace_post_recv(rd, qp->qp_num, 0, false,
+				    rdt_uobj(qp->uobject), wr, bad, ret, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(srq->device);
+	u64 ts = rdt_now();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.post_srq_recv(srq, wr, bad);
+		rdt_trace_post_recv(rd, 0, srq->res.id, true,
+				    rdt_uobj(srq->uobject), wr, bad, ret, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(cq->device);
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.poll_cq(cq, n, wc);
+		rdt_trace_poll_cq(rd, cq, n, wc, ret, rdt_now());
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(cq->device);
+	u64 ts = rdt_now();
+	int ret = -ENODEV;
+
+	if (rd) {
+		struct rdt_ev_req_notify_cq ev = {
+			.cq_id = cq->res.id,
+			.flags = flags,
+		};
+
+		ret = rd->orig.req_notify_cq(cq, flags);
+		ev.ret = ret;
+		if (rdt_want(RDT_EV_REQ_NOTIFY_CQ))
+			rdt_emit(&ev, RDT_EV_REQ_NOTIFY_CQ, sizeof(ev),
+				 rd->index, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+/* ---- control path adapters ------------------------------------------- */
+
+static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
+			u32 id, bool user, int ret, u64 ts)
+{
+	struct rdt_ev_pd ev = {
+		.pd_id = id,
+		.ret = ret,
+		.user = user,
+		.local_dma_lkey = pd->local_dma_lkey,
+	};
+
+	if (rdt_want(type))
+		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+}
+
+static int rdt_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(pd->device);
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.alloc_pd(pd, udata);
+		rdt_emit_pd(rd, RDT_EV_PD_ALLOC, pd, pd->res.id, udata, ret,
+			    ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(pd->device);
+	u64 ts = ktime_get_ns();
+	u32 id = pd->res.id;
+	int ret = -ENODEV;
+
+	if (rd) {
+		struct ib_pd copy = { .local_dma_lkey = pd->local_dma_lkey };
+
+		ret = rd->orig.dealloc_pd(pd, udata);
+		rdt_emit_pd(rd, RDT_EV_PD_DEALLOC, &copy, id, udata, ret, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+			 RDT_CREATE_CQ_ARG *arg)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(cq->device);
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		struct rdt_ev_cq ev = {
+			.cqe = attr->cqe,
+			.comp_vector = attr->comp_vector,
+			.user = !!arg,
+		};
+
+		ret = rd->orig.create_cq(cq, attr, arg);
+		/* res.id is assigned by restrack after we return: 0 here. */
+		ev.cq_id = cq->res.id;
+		ev.ret = ret;
+		if (rdt_want(RDT_EV_CQ_CREATE))
+			rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev), rd->index,
+				 ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(cq->device);
+	u64 ts = ktime_get_ns();
+	struct rdt_ev_cq ev = {
+		.cq_id = cq->res.id,
+		.cqe = cq->cqe,
+		.comp_vector = cq->comp_vector,
+		.user = !!udata,
+	};
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.destroy_cq(cq, udata);
+		ev.ret = ret;
+		if (rdt_want(RDT_EV_CQ_DESTROY))
+			rdt_emit(&ev, RDT_EV_CQ_DESTROY, sizeof(ev), rd->index,
+				 ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
+				const struct ib_qp_init_attr *ia, bool user,
+				int ret, u64 ts)
+{
+	struct rdt_ev_qp_create ev = {
+		.qpn = ret ? 0 : qp->qp_num,
+		.ret = ret,
+		.qp_type = ia->qp_type,
+		.send_cq_id = ia->send_cq ? ia->send_cq->res.id : 0,
+		.recv_cq_id = ia->recv_cq ? ia->recv_cq->res.id : 0,
+		.srq = !!ia->srq,
+		.max_send_wr = ia->cap.max_send_wr,
+		.max_recv_wr = ia->cap.max_recv_wr,
+		.max_send_sge = ia->cap.max_send_sge,
+		.max_recv_sge = ia->cap.max_recv_sge,
+		.max_inline_data = ia->cap.max_inline_data,
+		.sq_sig_type = ia->sq_sig_type,
+		.pd_id = qp->pd ? qp->pd->res.id : 0,
+		.user = user,
+		.port = ia->port_num,
+	};
+
+	if (rdt_want(RDT_EV_QP_CREATE))
+		rdt_emit(&ev, RDT_EV_QP_CREATE, sizeof(ev), rd->index, ts);
+}
+
+static int rdt_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *ia,
+			 struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.create_qp(qp, ia, udata);
+		rdt_trace_create_qp(rd, qp, ia, udata, ret, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+/*
+ * The state before a modify: from the caller if it says, else from the
+ * driver's query_qp (modify_qp runs in process context, where the driver's
+ * own modify may sleep anyway).
+ */
+static noinline u8 rdt_qp_state(struct ib_qp *qp, struct ib_qp_attr *a,
+				int mask)
+{
+	struct ib_qp_init_attr init = {};
+	struct ib_qp_attr cur = {};
+
+	if (mask & IB_QP_CUR_STATE)
+		return a->cur_qp_state;
+	if (!qp->device->ops.query_qp ||
+	    qp->device->ops.query_qp(qp, &cur, IB_QP_STATE, &init))
+		return RDT_QPS_UNKNOWN;
+	return cur.qp_state;
+}
+
+/* Only fields named by the mask are read: the rest may be garbage. */
+static void rdt_enc_modify(struct rdt_ev_qp_modify *ev,
+			   const struct ib_qp_attr *a, int mask)
+{
+	ev->attr_mask = mask;
+	if (mask & IB_QP_STATE)
+		ev->new_state = a->qp_state;
+	if (mask & IB_QP_PATH_MTU)
+		ev->path_mtu = a->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		ev->dest_qpn = a->dest_qp_num;
+	if (mask & IB_QP_SQ_PSN)
+		ev->sq_psn = a->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		ev->rq_psn = a->rq_psn;
+	if (mask & IB_QP_TIMEOUT)
+		ev->timeout = a->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		ev->retry_cnt = a->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		ev->rnr_retry = a->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		ev->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IB_QP_PORT)
+		ev->port = a->port_num;
+	if (mask & IB_QP_QKEY)
+		ev->qkey = a->qkey;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		ev->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		ev->max_dest_rd_atomic = a->max_dest_rd_atomic;
+}
+
+static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
+			 struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
+	struct rdt_ev_qp_modify ev = { .qpn = qp->qp_num };
+	bool want = rdt_want(RDT_EV_QP_MODIFY);
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		if (want) {
+			rdt_enc_modify(&ev, a, mask);
+			ev.old_state = rdt_qp_state(qp, a, mask);
+		}
+		ret = rd->orig.modify_qp(qp, a, mask, udata);
+		if (want) {
+			ev.ret = ret;
+			ev.cur_state = !ret && (mask & IB_QP_STATE) ?
+				       ev.new_state : ev.old_state;
+			rdt_emit(&ev, RDT_EV_QP_MODIFY, sizeof(ev), rd->index,
+				 ts);
+		}
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
+	struct rdt_ev_qp_destroy ev = {
+		.qpn = qp->qp_num,
+		.qp_type = qp->qp_type,
+	};
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.destroy_qp(qp, udata);
+		ev.ret = ret;
+		if (rdt_want(RDT_EV_QP_DESTROY))
+			rdt_emit(&ev, RDT_EV_QP_DESTROY, sizeof(ev), rd->index,
+				 ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
+			 struct ib_pd *pd, u32 kind, u64 iova, u64 len,
+			 int access, u64 ts)
+{
+	struct rdt_ev_mr ev = {
+		.iova = rdt_wr_id(iova, kind == RDT_MR_USER),
+		.length = len,
+		.access = access,
+		.kind = kind,
+		.pd_id = pd ? pd->res.id : 0,
+	};
+
+	if (!rdt_want(type))
+		return;
+	if (IS_ERR_OR_NULL(mr)) {
+		ev.ret = mr ? PTR_ERR(mr) : -ENOMEM;
+	} else {
+		ev.lkey = mr->lkey;
+		ev.rkey = mr->rkey;
+	}
+	rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+}
+
+static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				     u64 virt_addr, int access,
+				     struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(pd->device);
+	struct ib_mr *mr = ERR_PTR(-ENODEV);
+	u64 ts = ktime_get_ns();
+
+	if (rd) {
+		mr = rd->orig.reg_user_mr(pd, start, length, virt_addr, access,
+					  udata);
+		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_USER, virt_addr,
+			     length, access, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return mr;
+}
+
+static struct ib_mr *rdt_get_dma_mr(struct ib_pd *pd, int access)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(pd->device);
+	struct ib_mr *mr = ERR_PTR(-ENODEV);
+	u64 ts = ktime_get_ns();
+
+	if (rd) {
+		mr = rd->orig.get_dma_mr(pd, access);
+		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_DMA, 0, 0,
+			     access, ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return mr;
+}
+
+static struct ib_mr *rdt_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				  u32 max_num_sg)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(pd->device);
+	struct ib_mr *mr = ERR_PTR(-ENODEV);
+	u64 ts = ktime_get_ns();
+
+	if (rd) {
+		mr = rd->orig.alloc_mr(pd, type, max_num_sg);
+		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_ALLOC, 0, 0, 0,
+			     ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return mr;
+}
+
+static int rdt_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(mr->device);
+	struct rdt_ev_mr ev = {
+		.lkey = mr->lkey,
+		.rkey = mr->rkey,
+		.iova = rdt_wr_id(mr->iova, udata || rdt_uobj(mr->uobject)),
+		.length = mr->length,
+		.pd_id = mr->pd ? mr->pd->res.id : 0,
+		.kind = udata ? RDT_MR_USER : 0,
+	};
+	u64 ts = ktime_get_ns();
+	int ret = -ENODEV;
+
+	if (rd) {
+		ret = rd->orig.dereg_mr(mr, udata);
+		ev.ret = ret;
+		if (rdt_want(RDT_EV_MR_DEREG))
+			rdt_emit(&ev, RDT_EV_MR_DEREG, sizeof(ev), rd->index,
+				 ts);
+	}
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+/* ---- the ops table --------------------------------------------------- */
+
+/* Typed, so the compiler checks every wrapper against the op it replaces. */
+static const struct ib_device_ops rdt_wrappers = {
+	.post_send	= rdt_post_send,
+	.post_recv	= rdt_post_recv,
+	.post_srq_recv	= rdt_post_srq_recv,
+	.poll_cq	= rdt_poll_cq,
+	.req_notify_cq	= rdt_req_notify_cq,
+	.alloc_pd	= rdt_alloc_pd,
+	.dealloc_pd	= rdt_dealloc_pd,
+	.create_cq	= rdt_create_cq,
+	.destroy_cq	= rdt_destroy_cq,
+	.create_qp	= rdt_create_qp,
+	.modify_qp	= rdt_modify_qp,
+	.destroy_qp	= rdt_destroy_qp,
+	.reg_user_mr	= rdt_reg_user_mr,
+	.get_dma_mr	= rdt_get_dma_mr,
+	.alloc_mr	= rdt_alloc_mr,
+	.dereg_mr	= rdt_dereg_mr,
+};
+
+#define RDT_OP(x)	{ .name = #x, .off = offsetof(rdt_ops_t, x) }
+
+const struct rdt_op rdt_ops[] = {
+	RDT_OP(post_send),
+	RDT_OP(post_recv),
+	RDT_OP(post_srq_recv),
+	RDT_OP(poll_cq),
+	RDT_OP(req_notify_cq),
+	RDT_OP(alloc_pd),
+	RDT_OP(dealloc_pd),
+	RDT_OP(create_cq),
+	RDT_OP(destroy_cq),
+	RDT_OP(create_qp),
+	RDT_OP(modify_qp),
+	RDT_OP(destroy_qp),
+	RDT_OP(reg_user_mr),
+	RDT_OP(get_dma_mr),
+	RDT_OP(alloc_mr),
+	RDT_OP(dereg_mr),
+};
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops);
+
+const unsigned int rdt_nr_ops = ARRAY_SIZE(rdt_ops);
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_nr_ops);
+
+static void **rdt_slot(const struct ib_device_ops *ops, const struct rdt_op *op)
+{
+	return (void **)((char *)ops + op->off);
+}
+
+/*
+ * Save the originals that will be wrapped: non-NULL ones that are not
+ * already our wrapper (a second wrap must never save a wrapper as the
+ * original, which would recurse).  Returns the mask of ops to install.
+ */
+unsigned long rdt_ops_save(rdt_ops_t *live, rdt_ops_t *saved,
+			   const struct ib_device_ops *wrappers,
+			   const struct rdt_op *tbl, unsigned int n)
+{
+	unsigned long mask = 0;
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(rdt_ops) > BITS_PER_LONG);
+	for (i = 0; i < n; i++) {
+		void *orig = READ_ONCE(*rdt_slot(live, &tbl[i]));
+		void *w = *rdt_slot(wrappers, &tbl[i]);
+
+		if (!orig || !w || orig == w)
+			continue;
+		*rdt_slot(saved, &tbl[i]) = orig;
+		mask |= BIT(i);
+	}
+	return mask;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops_save);
+
+unsigned int rdt_ops_install(rdt_ops_t *live,
+			     const struct ib_device_ops *wrappers,
+			     const struct rdt_op *tbl, unsigned int n,
+			     unsigned long mask)
+{
+	unsigned int i, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!(mask & BIT(i)))
+			continue;
+		WRITE_ONCE(*rdt_slot(live, &tbl[i]),
+			   *rdt_slot(wrappers, &tbl[i]));
+		nr++;
+	}
+	return nr;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops_install);
+
+/*
+ * Put the originals back where our wrapper still sits.  An op someone else
+ * changed meanwhile is left alone and counted in *foreign.
+ */
+unsigned int rdt_ops_uninstall(rdt_ops_t *live,
+			       const struct ib_device_ops *saved,
+			       const struct ib_device_ops *wrappers,
+			       const struct rdt_op *tbl, unsigned int n,
+			       unsigned long mask, unsigned int *foreign)
+{
+	unsigned int i, nr = 0;
+
+	*foreign = 0;
+	for (i = 0; i < n; i++) {
+		void *w = *rdt_slot(wrappers, &tbl[i]);
+		void *orig = *rdt_slot(saved, &tbl[i]);
+
+		if (!(mask & BIT(i)))
+			continue;
+		if (cmpxchg(rdt_slot(live, &tbl[i]), w, orig) == w)
+			nr++;
+		else
+			(*foreign)++;
+	}
+	return nr;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops_uninstall);
+
+/* ---- per-device lifecycle -------------------------------------------- */
+
+static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
+			    u16 type, unsigned int nr, const char *old)
+{
+	struct rdt_ev_device ev = { .nr_wrapped = nr };
+	int idx;
+
+	if (!rdt_want(type))
+		return;
+	rdt_enc_device(&ev, ibdev);
+	if (old)
+		strscpy_pad(ev.old_name, old, sizeof(ev.old_name));
+	idx = srcu_read_lock(&rdt_srcu);
+	rdt_emit(&ev, type, sizeof(ev), rd->index, ktime_get_ns());
+	srcu_read_unlock(&rdt_srcu, idx);
+}
+
+struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
+{
+	struct rdt_dev *rd;
+	unsigned int nr;
+
+	rd = kzalloc(sizeof(*rd), GFP_KERNEL);
+	if (!rd)
+		return ERR_PTR(-ENOMEM);
+	rd->ibdev = ibdev;
+	rd->index = ibdev->index;
+	strscpy(rd->name, dev_name(&ibdev->dev), sizeof(rd->name));
+	rd->mask = rdt_ops_save(&ibdev->ops, &rd->orig, &rdt_wrappers,
+				rdt_ops, rdt_nr_ops);
+
+	mutex_lock(&rdt_dev_mutex);
+	hash_add_rcu(rdt_dev_hash, &rd->hnode, (unsigned long)ibdev);
+	list_add_tail(&rd->lnode, &rdt_dev_list);
+	mutex_unlock(&rdt_dev_mutex);
+
+	/* Every CPU sees the context before any can enter a wrapper. */
+	synchronize_rcu();
+	nr = rdt_ops_install(&ibdev->ops, &rdt_wrappers, rdt_ops, rdt_nr_ops,
+			     rd->mask);
+	WRITE_ONCE(rd->nr_wrapped, nr);
+	pr_info("%s: wrapped %u ops\n", rd->name, nr);
+	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_ADD, nr, NULL);
+	return rd;
+}
+
+void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
+{
+	unsigned int nr, foreign;
+
+	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
+			       rdt_nr_ops, rd->mask, &foreign);
+	WARN(foreign, "rdmatrace: %s: %u ops were changed by someone else; left in place\n",
+	     rd->name, foreign);
+	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
+
+	mutex_lock(&rdt_dev_mutex);
+	rd->retired = true;
+	mutex_unlock(&rdt_dev_mutex);
+	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
+}
+
+void rdt_dev_rename(struct ib_device *ibdev, struct rdt_dev *rd)
+{
+	char old[RDT_NAME_LEN];
+
+	mutex_lock(&rdt_dev_mutex);
+	strscpy(old, rd->name, sizeof(old));
+	strscpy(rd->name, dev_name(&ibdev->dev), sizeof(rd->name));
+	mutex_unlock(&rdt_dev_mutex);
+	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_RENAME, 0, old);
+}
+
+/*
+ * Tracing just went on: name every device wrapped before, as a trace that
+ * starts after `modprobe` (the usual case) never saw their DEVICE_ADD.
+ * A device whose removal is under way is left out; its REMOVE follows.
+ */
+void rdt_dev_statedump(void)
+{
+	struct rdt_dev *rd;
+
+	mutex_lock(&rdt_dev_mutex);
+	list_for_each_entry(rd, &rdt_dev_list, lnode)
+		if (!rd->retired)
+			rdt_emit_device(rd, rd->ibdev, RDT_EV_DEVICE_STATE,
+					READ_ONCE(rd->nr_wrapped), NULL);
+	mutex_unlock(&rdt_dev_mutex);
+}
+
+/* Only after every wrapper has returned for good (see main.c exit). */
+void rdt_dev_free_all(void)
+{
+	struct rdt_dev *rd, *tmp;
+
+	mutex_lock(&rdt_dev_mutex);
+	list_for_each_entry_safe(rd, tmp, &rdt_dev_list, lnode) {
+		hash_del_rcu(&rd->hnode);
+		list_del(&rd->lnode);
+		kfree(rd);
+	}
+	mutex_unlock(&rdt_dev_mutex);
+}

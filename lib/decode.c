@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Record validation and the names of wire-format enums. */
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
+	[RDT_EV_SUBBUF]		= { "subbuf", sizeof(struct rdt_ev_subbuf) },
+	[RDT_EV_COMM]		= { "comm", sizeof(struct rdt_ev_comm) },
+	[RDT_EV_LOST]		= { "lost", sizeof(struct rdt_ev_lost) },
+	[RDT_EV_DEVICE_ADD]	= { "device_add", sizeof(struct rdt_ev_device) },
+	[RDT_EV_DEVICE_REMOVE]	= { "device_remove", sizeof(struct rdt_ev_device) },
+	[RDT_EV_DEVICE_RENAME]	= { "device_rename", sizeof(struct rdt_ev_device) },
+	[RDT_EV_DEVICE_STATE]	= { "device_state", sizeof(struct rdt_ev_device) },
+	[RDT_EV_PD_ALLOC]	= { "pd_alloc", sizeof(struct rdt_ev_pd) },
+	[RDT_EV_PD_DEALLOC]	= { "pd_dealloc", sizeof(struct rdt_ev_pd) },
+	[RDT_EV_CQ_CREATE]	= { "cq_create", sizeof(struct rdt_ev_cq) },
+	[RDT_EV_CQ_DESTROY]	= { "cq_destroy", sizeof(struct rdt_ev_cq) },
+	[RDT_EV_QP_CREATE]	= { "qp_create", sizeof(struct rdt_ev_qp_create) },
+	[RDT_EV_QP_MODIFY]	= { "qp_modify", sizeof(struct rdt_ev_qp_modify) },
+	[RDT_EV_QP_DESTROY]	= { "qp_destroy", sizeof(struct rdt_ev_qp_destroy) },
+	[RDT_EV_MR_REG]		= { "mr_reg", sizeof(struct rdt_ev_mr) },
+	[RDT_EV_MR_DEREG]	= { "mr_dereg", sizeof(struct rdt_ev_mr) },
+	[RDT_EV_POST_SEND]	= { "post_send", sizeof(struct rdt_ev_post_send) },
+	[RDT_EV_POST_SEND_DB]	= { "post_send_db", sizeof(struct rdt_ev_post_send_db) },
+	[RDT_EV_POST_RECV]	= { "post_recv", sizeof(struct rdt_ev_post_recv) },
+	[RDT_EV_POLL_CQ_WC]	= { "poll_cq_wc", sizeof(struct rdt_ev_poll_cq_wc) },
+	[RDT_EV_POLL_CQ]	= { "poll_cq", sizeof(struct rdt_ev_poll_cq) },
+	[RDT_EV_REQ_NOTIFY_CQ]	= { "req_notify_cq", sizeof(struct rdt_ev_req_notify_cq) },
+	[RDT_EV_NCCL_CALL]	= { "nccl_call", sizeof(struct rdt_ev_nccl_call) },
+	[RDT_EV_NCCL_COMM]	= { "nccl_comm", sizeof(struct rdt_ev_nccl_comm) },
+	[RDT_EV_RXE_CQE]	= { "rxe_cqe", sizeof(struct rdt_ev_rxe_cqe) },
+	[RDT_EV_RXE_RCV]	= { "rxe_rcv", sizeof(struct rdt_ev_rxe_rcv) },
+	[RDT_EV_RXE_RETRY]	= { "rxe_retry", sizeof(struct rdt_ev_rxe_retry) },
+	[RDT_EV_TCP_RETRANSMIT]	= { "tcp_retransmit", sizeof(struct rdt_ev_tcp_retransmit) },
+	[RDT_EV_COLL_MARK]	= { "coll_mark", sizeof(struct rdt_ev_coll_mark) },
+};
+
+size_t rdt_record_size(unsigned int type)
+{
+	return type <= RDT_EV_MAX ? rdt_types[type].size : 0;
+}
+
+const char *rdt_type_name(unsigned int type)
+{
+	return type <= RDT_EV_MAX ? rdt_types[type].name : NULL;
+}
+
+int rdt_type_from_name(const char *name)
+{
+	for (unsigned int i = 0; i <= RDT_EV_MAX; i++)
+		if (rdt_types[i].name && !strcasecmp(rdt_types[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+enum rdt_decode_result rdt_decode(const void *buf, size_t len,
+				  union rdt_record *out, size_t *consumed,
+				  const char **why)
+{
+	const char *reason;
+	struct rdt_hdr h;
+	size_t want;
+	enum rdt_decode_result ret = rdt_decode_check(buf, len, &h, &want,
+						      &reason);
+
+	if (why)
+		*why = reason;
+	if (ret != RDT_DEC_OK && ret != RDT_DEC_UNKNOWN)
+		return ret;
+	*consumed = h.size;
+	if (ret == RDT_DEC_OK) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out, buf, want);
+	}
+	return ret;
+}
+
+const char *rdt_source_name(unsigned int source)
+{
+	switch (source) {
+	case RDT_SRC_KMOD: return "kmod";
+	case RDT_SRC_BPF: return "bpf";
+	case RDT_SRC_USER: return "user";
+	}
+	return "?";
+}
+
+const char *rdt_qp_state_name(unsigned int s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD",
+					 "SQE", "ERR" };
+	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+const char *rdt_wr_opcode_name(unsigned int op)
+{
+	/* enum ib_wr_opcode (ib_verbs.h), equal to IB_UVERBS_WR_* below 0x0e */
+	static const char *const n[] = {
+		"RDMA_WRITE", "RDMA_WRITE_IMM", "SEND", "SEND_IMM", "RDMA_READ",
+		"ATOMIC_CMP_SWP", "ATOMIC_FETCH_ADD", "LOCAL_INV", "BIND_MW",
+		"SEND_INV", "TSO", "RDMA_READ_INV", "MASKED_ATOMIC_CMP_SWP",
+		"MASKED_ATOMIC_FETCH_ADD", "FLUSH", "ATOMIC_WRITE",
+	};
+	if (op < sizeof(n) / sizeof(n[0]))
+		return n[op];
+	if (op == 0x20)
+		return "REG_MR";
+	return "?";
+}
+
+const char *rdt_wc_opcode_name(unsigned int op)
+{
+	switch (op) {
+	case 0: return "SEND";
+	case 1: return "RDMA_WRITE";
+	case 2: return "RDMA_READ";
+	case 3: return "COMP_SWAP";
+	case 4: return "FETCH_ADD";
+	case 5: return "BIND_MW";
+	case 6: return "LOCAL_INV";
+	case 7: return "LSO";
+	case 8: return "FLUSH";
+	case 9: return "ATOMIC_WRITE";
+	case 10: return "REG_MR";
+	case 11: return "MASKED_COMP_SWAP";
+	case 12: return "MASKED_FETCH_ADD";
+	case 128: return "RECV";
+	case 129: return "RECV_RDMA_WITH_IMM";
+	}
+	return "?";
+}
+
+const char *rdt_wc_status_name(unsigned int s)
+{
+	static const char *const n[] = {
+		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
+		"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
+		"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
+		"REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
+		"LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR",
+		"INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
+		"RESP_TIMEOUT_ERR", "GENERAL_ERR",
+	};
+	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+const char *rdt_nccl_fn_name(unsigned int fn)
+{
+	static const char *const n[RDT_NCCL_FN_MAX] = {
+		[RDT_NCCL_GET_UNIQUE_ID]	= "ncclGetUniqueId",
+		[RDT_NCCL_COMM_INIT_RANK]	= "ncclCommInitRank",
+		[RDT_NCCL_COMM_INIT_RANK_CONFIG] = "ncclCommInitRankConfig",
+		[RDT_NCCL_COMM_INIT_ALL]	= "ncclCommInitAll",
+		[RDT_NCCL_COMM_SPLIT]		= "ncclCommSplit",
+		[RDT_NCCL_COMM_FINALIZE]	= "ncclCommFinalize",
+		[RDT_NCCL_COMM_DESTROY]		= "ncclCommDestroy",
+		[RDT_NCCL_COMM_ABORT]		= "ncclCommAbort",
+		[RDT_NCCL_ALL_REDUCE]		= "ncclAllReduce",
+		[RDT_NCCL_BROADCAST]		= "ncclBroadcast",
+		[RDT_NCCL_BCAST]		= "ncclBcast",
+		[RDT_NCCL_REDUCE]		= "ncclReduce",
+		[RDT_NCCL_ALL_GATHER]		= "ncclAllGather",
+		[RDT_NCCL_REDUCE_SCATTER]	= "ncclReduceScatter",
+		[RDT_NCCL_ALL_TO_ALL]		= "ncclAlltoAll",
+		[RDT_NCCL_SEND]			= "ncclSend",
+		[RDT_NCCL_RECV]			= "ncclRecv",
+		[RDT_NCCL_GROUP_START]		= "ncclGroupStart",
+		[RDT_NCCL_GROUP_END]		= "ncclGroupEnd",
+	};
+	return fn < RDT_NCCL_FN_MAX && n[fn] ? n[fn] : "?";
+}
+
+int rdt_nccl_type_size(int dt)
+{
+	/* ncclDataType_t of nccl.h 2.19+: int8 uint8 int32 uint32 int64 uint64
+	 * half float double bfloat16 fp8e4m3 fp8e5m2 */
+	static const int sz[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+	return dt >= 0 && dt < (int)(sizeof(sz) / sizeof(sz[0])) ? sz[dt] : 0;
+}
+
+bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
+{
+	switch (rec->hdr.type) {
+	case RDT_EV_QP_CREATE: *qpn = rec->qp_create.qpn; return true;
+	case RDT_EV_QP_MODIFY: *qpn = rec->qp_modify.qpn; return true;
+	case RDT_EV_QP_DESTROY: *qpn = rec->qp_destroy.qpn; return true;
+	case RDT_EV_POST_SEND: *qpn = rec->post_send.qpn; return true;
+	case RDT_EV_POST_SEND_DB: *qpn = rec->post_send_db.qpn; return true;
+	case RDT_EV_POST_RECV: *qpn = rec->post_recv.qpn; return true;
+	case RDT_EV_POLL_CQ_WC: *qpn = rec->wc.qpn; return true;
+	case RDT_EV_RXE_CQE: *qpn = rec->rxe_cqe.qpn; return true;
+	case RDT_EV_RXE_RCV: *qpn = rec->rxe_rcv.qpn; return true;
+	case RDT_EV_RXE_RETRY: *qpn = rec->rxe_retry.qpn; return true;
+	}
+	return false;
+}
+
+_Static_assert(RDT_EV_COMM == RDT_EV_SUBBUF + 1 && RDT_EV_LOST == RDT_EV_SUBBUF + 2 &&
+	       RDT_EV_DEVICE_REMOVE == RDT_EV_DEVICE_ADD + 1 &&
+	       RDT_EV_DEVICE_RENAME == RDT_EV_DEVICE_ADD + 2,
+	       "rdt_is_bookkeeping() tests ranges of these");
+
+bool rdt_is_completion(const union rdt_record *rec)
+{
+	return rec->hdr.type == RDT_EV_POLL_CQ_WC ||
+	       rec->hdr.type == RDT_EV_RXE_CQE;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * librdmatrace: read rdmatrace sources (live relay, live BPF, trace files),
+ * merge them into one timeline, decode, filter, format and store them.
+ *
+ * Typical use:
+ *	r = rdt_reader_new(NULL);
+ *	rdt_reader_add_file(r, "a.rdt");
+ *	s = rdt_sink_open(RDT_FMT_TEXT, "-", r, err, sizeof(err));
+ *	while ((n = rdt_reader_next(r, &ev, -1)) > 0)
+ *		rdt_sink_write(s, &ev);
+ *	rdt_sink_close(s, r);
+ *	if (n < 0) fprintf(stderr, "%s\n", rdt_reader_error(r));
+ */
+#ifndef RDMATRACE_RDMATRACE_H
+#define RDMATRACE_RDMATRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rdmatrace/wire.h>	/* == kmod/uapi/rdmatrace.h */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDT_LIB_VERSION		"0.1.0"
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Every record type of the wire format, for an aligned typed copy. */
+union rdt_record {
+	struct rdt_hdr			hdr;
+	struct rdt_ev_subbuf		subbuf;
+	struct rdt_ev_comm		comm;
+	struct rdt_ev_lost		lost;
+	struct rdt_ev_device		device;
+	struct rdt_ev_pd		pd;
+	struct rdt_ev_cq		cq;
+	struct rdt_ev_qp_create		qp_create;
+	struct rdt_ev_qp_modify		qp_modify;
+	struct rdt_ev_qp_destroy	qp_destroy;
+	struct rdt_ev_mr		mr;
+	struct rdt_ev_post_send		post_send;
+	struct rdt_ev_post_send_db	post_send_db;
+	struct rdt_ev_post_recv		post_recv;
+	struct rdt_ev_poll_cq_wc	wc;
+	struct rdt_ev_poll_cq		poll_cq;
+	struct rdt_ev_req_notify_cq	req_notify;
+	struct rdt_ev_nccl_call		nccl_call;
+	struct rdt_ev_nccl_comm		nccl_comm;
+	struct rdt_ev_rxe_cqe		rxe_cqe;
+	struct rdt_ev_rxe_rcv		rxe_rcv;
+	struct rdt_ev_rxe_retry		rxe_retry;
+	struct rdt_ev_tcp_retransmit	tcp;
+	struct rdt_ev_coll_mark		coll_mark;
+};
+
+enum rdt_decode_result {
+	RDT_DEC_OK		= 0,	/* *out holds the record */
+	RDT_DEC_UNKNOWN		= 1,	/* valid header, type unknown: skip *consumed */
+	RDT_DEC_NEED_MORE	= 2,	/* buffer ends inside the record */
+	RDT_DEC_CORRUPT		= 3,	/* bad magic or impossible size */
+	RDT_DEC_NEWER_ABI	= 4,	/* header version > RDT_ABI_MAJOR */
+};
+
+/*
+ * Validate and copy one record from @buf.  *consumed is the record's size
+ * for OK and UNKNOWN.  @why (may be NULL) gets a short reason for CORRUPT.
+ */
+enum rdt_decode_result rdt_decode(const void *buf, size_t len,
+				  union rdt_record *out, size_t *consumed,
+				  const char **why);
+
+size_t rdt_record_size(unsigned int type);	/* 0: unknown type */
+const char *rdt_type_name(unsigned int type);	/* "post_send", NULL if unknown */
+int rdt_type_from_name(const char *name);	/* -1 if unknown */
+const char *rdt_source_name(unsigned int source); /* "kmod", "bpf", "user" */
+const char *rdt_qp_state_name(unsigned int state);
+const char *rdt_wr_opcode_name(unsigned int opcode);
+const char *rdt_wc_opcode_name(unsigned int opcode);
+const char *rdt_wc_status_name(unsigned int status);
+const char *rdt_nccl_fn_name(unsigned int fn);
+int rdt_nccl_type_size(int datatype);		/* bytes, 0 if unknown */
+/* QPN of a record that has one; false otherwise. */
+bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn);
+
+/* ---- reader: sources + k-way merge ---------------------------------------- */
+
+struct rdt_event {
+	union rdt_record rec;	/* aligned, validated copy */
+	uint64_t	ts;	/* on the reader's time base (rdt_reader_time_base) */
+	uint64_t	seq;	/* arrival order within its source */
+	uint32_t	src;	/* index of the source in the reader */
+	uint32_t	flags;	/* RDT_EVF_* */
+	uint32_t	host;	/* index of the distinct boot (host) it came from */
+	const char	*comm;	/* task name from RDT_EV_COMM, "" if unknown */
+	const char	*devname; /* from RDT_EV_DEVICE_*, "" if unknown */
+};
+
+/* Made by the reader from other records (e.g. a LOST from a SUBBUF's
+ * cumulative count); binary writers skip it because re-reading the
+ * original records makes it again. */
+#define RDT_EVF_DERIVED		0x1
+
+enum rdt_time_base {
+	RDT_TIME_MONOTONIC	= 0,	/* one boot: raw CLOCK_MONOTONIC ns */
+	RDT_TIME_REALTIME	= 1,	/* several boots/hosts: ts + realtime offset */
+};
+
+enum rdt_source_kind {
+	RDT_SOURCE_FILE		= 1,
+	RDT_SOURCE_RELAY	= 2,
+	RDT_SOURCE_BPF		= 3,
+	RDT_SOURCE_CUSTOM	= 4,
+};
+
+struct rdt_reader_opts {
+	size_t		sz;		/* sizeof(struct rdt_reader_opts) */
+	/* Live mode: keep sources open and wait for data (--follow). */
+	bool		follow;
+	/* Live mode: hold events this long so late ones from other CPUs or
+	 * sources still sort before them; 0 = default (100 ms). */
+	uint64_t	reorder_window_ns;
+	/* Live mode: emit early once this many events are buffered; 0 = 1M. */
+	size_t		max_buffered;
+};
+
+/* Statistics of one source; every counter is since the source was added. */
+struct rdt_source_stats {
+	const char	*name;		/* path or description */
+	enum rdt_source_kind kind;
+	uint64_t	records;	/* records decoded */
+	uint64_t	bytes;
+	uint64_t	unknown;	/* records of unknown type, skipped */
+	uint64_t	lost;		/* events the producers lost (all CPUs) */
+	uint64_t	lost_by[4];	/* by enum rdt_source of the producer */
+	uint64_t	late;		/* live: arrived after their window, out of order */
+	uint32_t	ncpus;		/* entries in lost_cpu */
+	const uint64_t	*lost_cpu;	/* lost per producer CPU */
+	bool		failed;		/* stopped at an error (see error) */
+	const char	*error;		/* "" if none */
+};
+
+/* A pollable producer of wire records, e.g. the BPF ring buffer. */
+struct rdt_source_ops {
+	int	(*fd)(void *ctx);	/* pollable fd, or -1 */
+	/* Deliver every available record to cb; return records or -errno. */
+	int	(*consume)(void *ctx, int (*cb)(void *cbctx, const void *rec,
+						 size_t len), void *cbctx);
+	uint64_t (*dropped)(void *ctx);	/* cumulative records lost, may be NULL */
+	void	(*close)(void *ctx);	/* may be NULL */
+};
+
+struct rdt_reader;
+
+struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *opts);
+void rdt_reader_free(struct rdt_reader *r);
+
+/* Each returns the new source's index, or -errno with rdt_reader_error() set
+ * to a one-line message naming the cause. */
+int rdt_reader_add_file(struct rdt_reader *r, const char *path);
+/* @dir: e.g. /sys/kernel/debug/rdmatrace (trace0..N, version, dropped). */
+int rdt_reader_add_relay(struct rdt_reader *r, const char *dir);
+int rdt_reader_add_source(struct rdt_reader *r, const char *name,
+			  const struct rdt_source_ops *ops, void *ctx);
+/* BPF programs of bpf/ (NCCL, rxe, TCP).  @bpf_opts is a
+ * struct rdt_bpf_opts * from bpf/rdt_bpf.h; -ENOTSUP if built without. */
+int rdt_reader_add_bpf(struct rdt_reader *r, const void *bpf_opts);
+bool rdt_have_bpf(void);
+
+/*
+ * Next event in timestamp order; ties are broken by source index, then
+ * CPU, then arrival order, so the output is deterministic.
+ * Returns 1 (event), 0 (end of input, or stopped and drained), -EAGAIN
+ * (live: nothing ready within @timeout_ms; -1 waits) or another -errno
+ * once every event before the failure has been returned.
+ */
+int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev, int timeout_ms);
+/* Live: stop reading; next() drains what is buffered, then returns 0. */
+void rdt_reader_stop(struct rdt_reader *r);
+
+const char *rdt_reader_error(const struct rdt_reader *r);
+enum rdt_time_base rdt_reader_time_base(const struct rdt_reader *r);
+unsigned int rdt_reader_nsources(const struct rdt_reader *r);
+int rdt_reader_source_stats(const struct rdt_reader *r, unsigned int i,
+			    struct rdt_source_stats *st);
+/* The source's file header (synthesised from this host for live ones) and
+ * its "KEY=VALUE\n" metadata text. */
+const struct rdt_file_hdr *rdt_reader_file_hdr(const struct rdt_reader *r,
+					       unsigned int i);
+const char *rdt_reader_meta(const struct rdt_reader *r, unsigned int i);
+/* Status lines a producer printed when it opened (e.g. which BPF
+ * programs attached and why others did not); "" if none. */
+const char *rdt_reader_source_status(const struct rdt_reader *r,
+				     unsigned int i);
+/* Totals over every source. */
+uint64_t rdt_reader_lost(const struct rdt_reader *r);
+uint64_t rdt_reader_unknown(const struct rdt_reader *r);
+
+/* Fill @h for this host, as a live source or a trace file writer records
+ * it (@relay_dir, may be NULL, supplies the module version). */
+void rdt_local_file_hdr(struct rdt_file_hdr *h, const char *relay_dir);
+
+/* ---- filters --------------------------------------------------------------- */
+
+struct rdt_filter;
+struct rdt_filter *rdt_filter_new(void);
+void rdt_filter_free(struct rdt_filter *f);
+/* Comma-separated lists; 0 or -EINVAL with *bad naming the bad item. */
+int rdt_filter_add_dev(struct rdt_filter *f, const char *list);	/* names or indexes */
+int rdt_filter_add_qpn(struct rdt_filter *f, const char *list);
+int rdt_filter_add_pid(struct rdt_filter *f, const char *list);
+int rdt_filter_add_type(struct rdt_filter *f, const char *list);	/* type names */
+/* Bookkeeping records (SUBBUF, COMM, LOST, DEVICE_*) always match: loss
+ * is never filtered away and names stay resolvable. */
+bool rdt_filter_match(const struct rdt_filter *f, const struct rdt_event *ev);
+
+/* ---- sinks ------------------------------------------------------------------ */
+
+enum rdt_format {
+	RDT_FMT_TEXT = 0,	/* blkparse-like fixed columns */
+	RDT_FMT_JSON,		/* JSON Lines */
+	RDT_FMT_PERFETTO,	/* Chrome trace JSON for ui.perfetto.dev */
+	RDT_FMT_SQLITE,		/* see lib/SCHEMA.md */
+	RDT_FMT_BINARY,		/* trace file (rdt_file_hdr + records) */
+};
+
+int rdt_format_from_name(const char *name);	/* -1 if unknown */
+
+struct rdt_sink;
+/* @path "-" = stdout (not for sqlite).  The reader supplies source headers
+ * and, at close, the drop statistics every format carries. */
+struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
+			       struct rdt_reader *r, char *err, size_t errlen);
+int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev);
+/* Writes the end-of-run summary (drops); returns 0 or -errno. */
+int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r);
+const char *rdt_sink_error(const struct rdt_sink *s);
+
+/* ---- statistics (--stats) ---------------------------------------------------- */
+
+struct rdt_stats;
+struct rdt_stats *rdt_stats_new(void);
+void rdt_stats_free(struct rdt_stats *st);
+void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev);
+/* Post -> completion latency of WRs matched by (dev, qpn, wr_id, send/recv). */
+uint64_t rdt_stats_wr_matched(const struct rdt_stats *st);
+uint64_t rdt_stats_wr_unmatched_completions(const struct rdt_stats *st);
+/* Quantile q in [0,1] of matched latencies (ns, exact); -ENOENT if none. */
+int rdt_stats_wr_latency(const struct rdt_stats *st, double q, uint64_t *ns);
+void rdt_stats_print(const struct rdt_stats *st, const struct rdt_reader *r,
+		     FILE *out);
+void rdt_stats_print_json(const struct rdt_stats *st,
+			  const struct rdt_reader *r, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RDMATRACE_RDMATRACE_H */

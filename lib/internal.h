@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/* librdmatrace internals shared between the reader, sources and sinks. */
+#ifndef RDT_INTERNAL_H
+#define RDT_INTERNAL_H
+
+#include <poll.h>
+#include <string.h>
+#include <rdmatrace/rdmatrace.h>
+
+#define RDT_EXPORT __attribute__((visibility("default")))
+#define RDT_ERRLEN 512
+
+struct rdt_src;
+
+/* What the reader needs from each kind of source. */
+struct rdt_src_ops {
+	/* Push available records via rdt_src_push() / rdt_src_push_head().
+	 * Files push one record per call (the k-way merge needs only each
+	 * stream's head); live sources push all that is ready without
+	 * blocking.  Returns 0, or -errno with src->error set; sets src->eof
+	 * at the end. */
+	int	(*fill)(struct rdt_src *s);
+	/* Add pollfds for live waiting; returns how many. */
+	int	(*pollfds)(struct rdt_src *s, struct pollfd *p, int max);
+	/* Live sources: last chance to account drops before the summary. */
+	void	(*finish)(struct rdt_src *s);
+	void	(*close)(struct rdt_src *s);
+};
+
+struct rdt_src {
+	struct rdt_reader	*r;
+	unsigned int		idx;
+	enum rdt_source_kind	kind;
+	const struct rdt_src_ops *ops;
+	void			*priv;
+	char			*name;
+	struct rdt_file_hdr	fh;
+	char			*meta;
+	char			*status;	/* producer's own status lines */
+	unsigned int		host;	/* index of distinct boot id */
+	bool			live;
+	bool			eof;
+	bool			failed;
+	unsigned int		inheap;
+	uint64_t		seq;
+	/* Ordered streams: the head pushed by rdt_src_push_head(), validated
+	 * but not copied; the source leaves these bytes alone until its next
+	 * fill, which the reader calls only once the head was emitted. */
+	const void		*head;
+	size_t			head_len;	/* bytes of its type */
+	/* cumulative lost per CPU from SUBBUF records, to derive deltas */
+	uint64_t		*subbuf_lost;
+	uint32_t		nsubbuf_lost;
+	struct rdt_source_stats	st;
+	uint64_t		*lost_cpu;
+	char			error[RDT_ERRLEN];
+};
+
+/* Position of a record for messages: "<where> offset <off>", just
+ * "offset <off>" for an empty @where, just @where for RDT_NO_OFF.  Formatted
+ * only when there is an error to report: this runs for every record. */
+#define RDT_NO_OFF UINT64_MAX
+
+/* Hand one raw record (as read) to the reader: validate, bookkeep, queue a
+ * copy.  Returns 0, or -errno after setting s->error (the stream stops). */
+int rdt_src_push(struct rdt_src *s, const void *rec, size_t len,
+		 const char *where, uint64_t off);
+/* Ordered streams (one record in the merge at a time, e.g. files): the
+ * same, but an ordinary event is not copied: it stays at @rec, which must
+ * stay unchanged until the source's next fill, as the source's head. */
+int rdt_src_push_head(struct rdt_src *s, const void *rec, size_t len,
+		      uint64_t off);
+/* Queue an event the reader itself made (e.g. LOST for BPF drops). */
+void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
+		       unsigned int cpu, uint64_t count, uint64_t ts,
+		       bool derived);
+void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void rdt_reader_set_error(struct rdt_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+struct rdt_src *rdt_reader_new_src(struct rdt_reader *r,
+				   enum rdt_source_kind kind, const char *name);
+void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s);
+struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i);
+bool rdt_reader_live(const struct rdt_reader *r);	/* opts.follow */
+
+int rdt_src_file_open(struct rdt_src *s, const char *path);
+int rdt_src_relay_open(struct rdt_src *s, const char *dir);
+int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
+			void *ctx);
+
+/* Name and size of every type this reader knows (size 0: unknown). */
+struct rdt_type_info {
+	const char	*name;
+	size_t		size;
+};
+extern const struct rdt_type_info rdt_types[RDT_EV_MAX + 1];
+
+/* Records the reader applies itself (names, loss).  Ranges, not a call
+ * and seven compares: this runs several times per record. */
+static inline bool rdt_is_bookkeeping(unsigned int type)
+{
+	return (type >= RDT_EV_SUBBUF && type <= RDT_EV_LOST) ||
+	       (type >= RDT_EV_DEVICE_ADD && type <= RDT_EV_DEVICE_RENAME) ||
+	       type == RDT_EV_DEVICE_STATE;
+}
+
+/* rdt_decode without the copy: *h is the header, *want the type's size.
+ * Inline: the file reader's per-record path calls it for every record. */
+static inline enum rdt_decode_result rdt_decode_check(const void *buf,
+		size_t len, struct rdt_hdr *h, size_t *want, const char **why)
+{
+	*why = "";
+	if (len < sizeof(*h))
+		return RDT_DEC_NEED_MORE;
+	memcpy(h, buf, sizeof(*h));
+	if (h->magic != RDT_REC_MAGIC) {
+		*why = "bad record magic";
+		return RDT_DEC_CORRUPT;
+	}
+	if (h->version > RDT_ABI_MAJOR)
+		return RDT_DEC_NEWER_ABI;
+	/* Producers keep every record 8-byte sized so relay and files stay
+	 * aligned; anything else means we are out of step with the stream. */
+	if (h->size < sizeof(*h) || h->size % 8) {
+		*why = "bad record size";
+		return RDT_DEC_CORRUPT;
+	}
+	*want = h->type <= RDT_EV_MAX ? rdt_types[h->type].size : 0;
+	if (*want && h->size < *want) {
+		*why = "record shorter than its type";
+		return RDT_DEC_CORRUPT;
+	}
+	if (len < h->size)
+		return RDT_DEC_NEED_MORE;
+	return *want ? RDT_DEC_OK : RDT_DEC_UNKNOWN;
+}
+bool rdt_is_completion(const union rdt_record *rec);
+uint64_t rdt_now_mono(void);
+char *rdt_local_meta(void);
+int rdt_meta_add_pid(char **meta, int pid);
+
+/* Tiny JSON writer: no library in Debian fits JSON Lines streaming well. */
+void rdt_json_str(FILE *f, const char *s, size_t maxlen);
+
+/* Typed fields of a record, for the text and JSON sinks. */
+struct rdt_fieldv {
+	void (*u)(void *ctx, const char *key, uint64_t v);
+	void (*i)(void *ctx, const char *key, int64_t v);
+	void (*x)(void *ctx, const char *key, uint64_t v);	/* hex */
+	void (*s)(void *ctx, const char *key, const char *v, size_t maxlen);
+};
+void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v,
+		void *ctx);
+/* For fields.inc: a TCP record's address as text ("?" if none). */
+void rdt_tcp_addr(const struct rdt_ev_tcp_retransmit *t, const __u8 *a,
+		  char *buf, size_t len);
+extern const struct rdt_fieldv rdt_json_fields;	/* ctx: FILE * */
+
+/* Sinks */
+struct rdt_sink_ops {
+	int (*write)(struct rdt_sink *s, const struct rdt_event *ev);
+	int (*close)(struct rdt_sink *s, struct rdt_reader *r);
+};
+
+/* stdio buffer of a sink's own regular file (not for live readers) */
+#define RDT_SINK_IOBUF (1 << 20)
+
+struct rdt_sink {
+	const struct rdt_sink_ops *ops;
+	enum rdt_format	fmt;
+	FILE		*f;
+	bool		own_f;
+	char		*iobuf;		/* own_f's stdio buffer (RDT_SINK_IOBUF) */
+	char		*path;
+	struct rdt_reader *r;
+	void		*priv;
+	uint64_t	first_ts;
+	bool		have_first;
+	char		error[RDT_ERRLEN];
+};
+
+int rdt_sink_text_init(struct rdt_sink *s);
+int rdt_sink_json_init(struct rdt_sink *s);
+int rdt_sink_perfetto_init(struct rdt_sink *s);
+int rdt_sink_sqlite_init(struct rdt_sink *s);
+int rdt_sink_binary_init(struct rdt_sink *s);
+void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Post -> completion matcher shared by stats and the sqlite/perfetto sinks. */
+struct rdt_wrmatch;
+struct rdt_wrmatch *rdt_wrmatch_new(void);
+void rdt_wrmatch_free(struct rdt_wrmatch *m);
+/* On a post: remember it and return a flow id (>0).  On a completion:
+ * return the matching post's flow id and *post_ts, or 0. */
+uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
+			   uint64_t *post_ts);
+
+#endif

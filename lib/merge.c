@@ -1,0 +1,892 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The reader: owns the sources and merges their records into one timeline
+ * with a binary heap, as blkparse does over per-CPU files.  Every stream
+ * keeps its head in the heap, so ordered streams (files, relay CPUs) merge
+ * exactly; live mode additionally holds events for a reorder window because
+ * a CPU or ring buffer read later may still carry older events.
+ *
+ * Speed (decode + merge of files is the bulk path): a file's head is not
+ * copied into the heap but validated in place in the file's read buffer
+ * (rdt_src_push_head) and copied once, into the caller's event; the heap
+ * holds only sort keys; and the emitted head's slot stays at the top until
+ * its stream's next record replaces it with one sift-down, so a stream that
+ * stays the earliest is drained without heap pops or pushes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+struct node {
+	struct rdt_event ev;
+	struct node *next_free;
+};
+
+/* One heap entry: the merge order's key, and a queued copy (live sources,
+ * bookkeeping) or NULL for an ordered stream's in-place head. */
+struct hent {
+	uint64_t ts;
+	uint64_t seq;
+	uint32_t src;
+	uint32_t cpu;
+	struct node *n;
+};
+
+struct name_ent {
+	uint64_t key;
+	struct name_ent *next;
+	struct name_ent *all;	/* every entry of both tables, for free */
+	char name[RDT_NAME_LEN + 1];
+};
+
+#define NAME_BUCKETS 1024
+
+/* Names of recent (host, tid, pid, dev) tuples: three hash walks per event
+ * were ~5 % of a file merge.  An entry is valid for one generation of the
+ * name tables; every name_set starts a new one. */
+#define NCACHE 64
+
+struct name_cache {
+	uint64_t gen;
+	uint32_t host, tid, pid, dev;
+	const char *comm, *devname;
+};
+
+struct rdt_reader {
+	struct rdt_reader_opts opts;
+	struct rdt_src **srcs;
+	unsigned int nsrc;
+	struct hent *heap;
+	size_t nheap, capheap;
+	/* heap[0] was emitted but is kept until the next push replaces it */
+	bool stale;
+	/* no live source: only the stream emitted last can need a refill */
+	bool ordered_only, primed;
+	struct rdt_src *refill;
+	struct node *free_nodes;
+	struct name_ent *comms[NAME_BUCKETS];
+	struct name_ent *devs[NAME_BUCKETS];
+	struct name_ent *names;	/* list through ->all */
+	uint64_t names_gen;	/* from 1: a zeroed cache entry never matches */
+	struct name_cache ncache[NCACHE];
+	char (*boot_ids)[40];
+	unsigned int nboot;
+	bool started, stopping, live;
+	enum rdt_time_base tb;
+	uint64_t last_ts;
+	bool have_last;
+	char error[RDT_ERRLEN];
+};
+
+uint64_t rdt_now_mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
+{
+	struct rdt_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	if (o)
+		memcpy(&r->opts, o, o->sz && o->sz < sizeof(*o) ? o->sz : sizeof(*o));
+	r->opts.sz = sizeof(r->opts);
+	if (!r->opts.reorder_window_ns)
+		r->opts.reorder_window_ns = 100 * 1000000ull;
+	if (!r->opts.max_buffered)
+		r->opts.max_buffered = 1u << 20;
+	r->live = r->opts.follow;
+	r->names_gen = 1;
+	return r;
+}
+
+/* A walk of the list, not of the buckets: readers of small files are
+ * made and freed at a high rate (the fuzzer, tests). */
+static void free_names(struct name_ent *e)
+{
+	while (e) {
+		struct name_ent *n = e->all;
+
+		free(e);
+		e = n;
+	}
+}
+
+void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s)
+{
+	if (s->ops && s->ops->close)
+		s->ops->close(s);
+	free(s->name);
+	free(s->meta);
+	free(s->status);
+	free(s->subbuf_lost);
+	free(s->lost_cpu);
+	if (r->nsrc && r->srcs[r->nsrc - 1] == s)
+		r->nsrc--;
+	free(s);
+}
+
+RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
+{
+	if (!r)
+		return;
+	while (r->nsrc)
+		rdt_reader_drop_src(r, r->srcs[r->nsrc - 1]);
+	free(r->srcs);
+	for (size_t i = 0; i < r->nheap; i++)
+		free(r->heap[i].n);
+	free(r->heap);
+	while (r->free_nodes) {
+		struct node *n = r->free_nodes->next_free;
+
+		free(r->free_nodes);
+		r->free_nodes = n;
+	}
+	free_names(r->names);
+	free(r->boot_ids);
+	free(r);
+}
+
+void rdt_reader_set_error(struct rdt_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->error, sizeof(r->error), fmt, ap);
+	va_end(ap);
+}
+
+void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	s->failed = true;
+	s->st.failed = true;
+}
+
+RDT_EXPORT const char *rdt_reader_error(const struct rdt_reader *r)
+{
+	return r->error;
+}
+
+struct rdt_src *rdt_reader_new_src(struct rdt_reader *r,
+				   enum rdt_source_kind kind, const char *name)
+{
+	struct rdt_src **v, *s;
+
+	if (r->started) {
+		rdt_reader_set_error(r, "sources must be added before reading");
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	v = realloc(r->srcs, (r->nsrc + 1) * sizeof(*v));
+	if (!s || !v) {
+		free(s);
+		if (v)
+			r->srcs = v;
+		rdt_reader_set_error(r, "out of memory");
+		return NULL;
+	}
+	r->srcs = v;
+	s->r = r;
+	s->idx = r->nsrc;
+	s->kind = kind;
+	s->name = strdup(name ? name : "?");
+	s->live = r->live && kind != RDT_SOURCE_FILE;
+	s->st.kind = kind;
+	r->srcs[r->nsrc++] = s;
+	return s;
+}
+
+struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i)
+{
+	return i < r->nsrc ? r->srcs[i] : NULL;
+}
+
+bool rdt_reader_live(const struct rdt_reader *r)
+{
+	return r->live;
+}
+
+/* Sources that failed to open leave only their message behind. */
+static int finish_add(struct rdt_reader *r, struct rdt_src *s, int ret)
+{
+	if (ret < 0) {
+		rdt_reader_set_error(r, "%s", s->error);
+		rdt_reader_drop_src(r, s);
+		return ret;
+	}
+	return (int)s->idx;
+}
+
+RDT_EXPORT int rdt_reader_add_file(struct rdt_reader *r, const char *path)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_FILE, path);
+
+	return s ? finish_add(r, s, rdt_src_file_open(s, path)) : -ENOMEM;
+}
+
+RDT_EXPORT int rdt_reader_add_relay(struct rdt_reader *r, const char *dir)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_RELAY, dir);
+
+	return s ? finish_add(r, s, rdt_src_relay_open(s, dir)) : -ENOMEM;
+}
+
+RDT_EXPORT int rdt_reader_add_source(struct rdt_reader *r, const char *name,
+				     const struct rdt_source_ops *ops, void *ctx)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_CUSTOM, name);
+
+	return s ? finish_add(r, s, rdt_src_custom_open(s, ops, ctx)) : -ENOMEM;
+}
+
+/* ---- name tables: (host, id) -> name ---------------------------------- */
+
+static struct name_ent *name_find(struct name_ent **t, struct name_ent **all,
+				  uint64_t key)
+{
+	unsigned int b = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 54) %
+			 NAME_BUCKETS;
+	struct name_ent *e;
+
+	for (e = t[b]; e; e = e->next)
+		if (e->key == key)
+			return e;
+	if (!all || !(e = calloc(1, sizeof(*e))))
+		return NULL;
+	e->key = key;
+	e->next = t[b];
+	t[b] = e;
+	e->all = *all;
+	*all = e;
+	return e;
+}
+
+static void name_set(struct rdt_reader *r, struct name_ent **t, uint64_t key,
+		     const char *name, size_t len)
+{
+	struct name_ent *e = name_find(t, &r->names, key);
+
+	r->names_gen++;
+	if (!e)
+		return;
+	if (len > RDT_NAME_LEN)
+		len = RDT_NAME_LEN;
+	memcpy(e->name, name, len);
+	e->name[len] = 0;
+	e->name[strnlen(e->name, len)] = 0;
+}
+
+static const char *name_get(struct name_ent **t, uint64_t key)
+{
+	struct name_ent *e = name_find(t, NULL, key);
+
+	return e ? e->name : "";
+}
+
+static uint64_t hkey(const struct rdt_src *s, uint32_t id)
+{
+	return (uint64_t)s->host << 32 | id;
+}
+
+/* ---- heap --------------------------------------------------------------- */
+
+static inline bool before(const struct hent *a, const struct hent *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	if (a->src != b->src)
+		return a->src < b->src;
+	if (a->cpu != b->cpu)
+		return a->cpu < b->cpu;
+	return a->seq < b->seq;
+}
+
+/* Put @e at @i (a hole) and move it down to its place. */
+static void sift_down(struct rdt_reader *r, size_t i, const struct hent *e)
+{
+	struct hent *h = r->heap;
+	size_t n = r->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(&h[c + 1], &h[c]))
+			c++;
+		if (!before(&h[c], e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = *e;
+}
+
+/* Inline: it runs once per record, and for ordered streams it is mostly
+ * the stale case, one sift-down. */
+static inline __attribute__((always_inline)) int heap_push(struct rdt_reader *r,
+							   const struct hent *e)
+{
+	size_t i;
+
+	if (r->stale) {
+		/* Replace the emitted top: one sift-down, and none at all
+		 * while the same stream stays the earliest. */
+		r->stale = false;
+		sift_down(r, 0, e);
+		return 0;
+	}
+	if (r->nheap == r->capheap) {
+		size_t cap = r->capheap ? r->capheap * 2 : 256;
+		struct hent *h = realloc(r->heap, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		r->heap = h;
+		r->capheap = cap;
+	}
+	i = r->nheap++;
+	while (i && before(e, &r->heap[(i - 1) / 2])) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = *e;
+	return 0;
+}
+
+static void heap_pop(struct rdt_reader *r)
+{
+	struct hent last = r->heap[--r->nheap];
+
+	if (r->nheap)
+		sift_down(r, 0, &last);
+}
+
+/* Drop an emitted top that no push has replaced. */
+static void heap_settle(struct rdt_reader *r)
+{
+	if (r->stale) {
+		r->stale = false;
+		heap_pop(r);
+	}
+}
+
+static struct node *node_get(struct rdt_reader *r)
+{
+	struct node *n = r->free_nodes;
+
+	if (n) {
+		r->free_nodes = n->next_free;
+		return n;
+	}
+	return malloc(sizeof(*n));
+}
+
+static uint64_t src_ts(const struct rdt_src *s, uint64_t ts)
+{
+	return s->r->tb == RDT_TIME_REALTIME ? ts + (uint64_t)s->fh.realtime_offset_ns : ts;
+}
+
+static int queue(struct rdt_src *s, const union rdt_record *rec, bool derived)
+{
+	struct rdt_reader *r = s->r;
+	struct node *n = node_get(r);
+	struct hent e;
+
+	if (!n)
+		return -ENOMEM;
+	memset(&n->ev, 0, sizeof(n->ev));
+	n->ev.rec = *rec;
+	n->ev.ts = src_ts(s, rec->hdr.ts_ns);
+	n->ev.src = s->idx;
+	n->ev.seq = s->seq++;
+	n->ev.flags = derived ? RDT_EVF_DERIVED : 0;
+	e = (struct hent){ n->ev.ts, n->ev.seq, s->idx, rec->hdr.cpu, n };
+	if (heap_push(r, &e) < 0) {
+		free(n);
+		return -ENOMEM;
+	}
+	s->inheap++;
+	return 0;
+}
+
+/* @want is 64-bit so that cpu + 1 for UINT32_MAX ("any CPU") cannot wrap. */
+static int grow(uint64_t **v, uint32_t *n, uint64_t want)
+{
+	uint64_t *p;
+
+	if (want > 65536)
+		return -EINVAL;
+	if (want <= *n)
+		return 0;
+	p = realloc(*v, want * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(p + *n, 0, (want - *n) * sizeof(*p));
+	*v = p;
+	*n = (uint32_t)want;
+	return 0;
+}
+
+static void account_lost(struct rdt_src *s, unsigned int producer,
+			 unsigned int cpu, uint64_t count)
+{
+	s->st.lost += count;
+	s->st.lost_by[producer < 4 ? producer : 0] += count;
+	if (!grow(&s->lost_cpu, &s->st.ncpus, (uint64_t)cpu + 1))
+		s->lost_cpu[cpu] += count;
+	s->st.lost_cpu = s->lost_cpu;
+}
+
+void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
+		       unsigned int cpu, uint64_t count, uint64_t ts,
+		       bool derived)
+{
+	union rdt_record rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr.magic = RDT_REC_MAGIC;
+	rec.hdr.version = RDT_ABI_MAJOR;
+	rec.hdr.source = RDT_SRC_USER;
+	rec.hdr.type = RDT_EV_LOST;
+	rec.hdr.size = sizeof(rec.lost);
+	rec.hdr.ts_ns = ts;
+	rec.hdr.cpu = cpu;
+	rec.hdr.dev = RDT_NO_DEV;
+	rec.lost.count = count;
+	rec.lost.lost_source = producer;
+	rec.lost.lost_cpu = cpu;
+	account_lost(s, producer, cpu, count);
+	queue(s, &rec, derived);
+}
+
+/* "cpu 3 offset 4096", "offset 4096" or "ring buffer" (RDT_NO_OFF). */
+static const char *where_str(char *b, size_t n, const char *where, uint64_t off)
+{
+	if (off == RDT_NO_OFF)
+		return where;
+	snprintf(b, n, "%s%soffset %llu", where, *where ? " " : "",
+		 (unsigned long long)off);
+	return b;
+}
+
+int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
+		 const char *wh, uint64_t off)
+{
+	union rdt_record rec;
+	size_t used = 0;
+	const char *why;
+	struct rdt_hdr h;
+	char wb[96];
+	const char *where = "";
+
+	switch (rdt_decode(buf, len, &rec, &used, &why)) {
+	case RDT_DEC_OK:
+		break;
+	case RDT_DEC_UNKNOWN:
+		s->st.unknown++;
+		s->st.bytes += used;
+		return 0;
+	case RDT_DEC_NEED_MORE:
+		where = where_str(wb, sizeof(wb), wh, off);
+		rdt_src_set_error(s, "%s: truncated record at %s", s->name, where);
+		return -EBADMSG;
+	case RDT_DEC_CORRUPT:
+		where = where_str(wb, sizeof(wb), wh, off);
+		rdt_src_set_error(s, "%s: corrupt record at %s: %s", s->name,
+				  where, why);
+		return -EBADMSG;
+	case RDT_DEC_NEWER_ABI:
+		memcpy(&h, buf, sizeof(h));
+		where = where_str(wb, sizeof(wb), wh, off);
+		rdt_src_set_error(s, "%s: record ABI major %u at %s is newer than "
+				  "this reader's %u: upgrade rdmatrace", s->name,
+				  h.version, where, RDT_ABI_MAJOR);
+		return -EPROTO;
+	}
+	s->st.records++;
+	s->st.bytes += used;
+
+	switch (rec.hdr.type) {
+	case RDT_EV_COMM:
+		name_set(s->r, s->r->comms, hkey(s, rec.hdr.tid), rec.comm.comm,
+			 RDT_COMM_LEN);
+		if (rec.hdr.pid != rec.hdr.tid &&
+		    !*name_get(s->r->comms, hkey(s, rec.hdr.pid)))
+			name_set(s->r, s->r->comms, hkey(s, rec.hdr.pid),
+				 rec.comm.comm, RDT_COMM_LEN);
+		break;
+	case RDT_EV_DEVICE_ADD:
+	case RDT_EV_DEVICE_RENAME:
+	case RDT_EV_DEVICE_STATE:
+		name_set(s->r, s->r->devs, hkey(s, rec.hdr.dev), rec.device.name,
+			 RDT_NAME_LEN);
+		break;
+	case RDT_EV_LOST:
+		account_lost(s, rec.lost.lost_source, rec.lost.lost_cpu,
+			     rec.lost.count);
+		break;
+	}
+	if (queue(s, &rec, false) < 0) {
+		rdt_src_set_error(s, "%s: out of memory", s->name);
+		return -ENOMEM;
+	}
+	/* SUBBUF carries a cumulative count: turn increases into explicit
+	 * LOST events so every sink shows where loss happened. */
+	if (rec.hdr.type == RDT_EV_SUBBUF) {
+		uint32_t cpu = rec.hdr.cpu;
+
+		if (!grow(&s->subbuf_lost, &s->nsubbuf_lost, (uint64_t)cpu + 1)) {
+			uint64_t prev = s->subbuf_lost[cpu];
+
+			if (rec.subbuf.lost_total > prev)
+				rdt_src_push_lost(s, rec.hdr.source, cpu,
+						  rec.subbuf.lost_total - prev,
+						  rec.hdr.ts_ns, true);
+			s->subbuf_lost[cpu] = rec.subbuf.lost_total;
+		}
+	}
+	return 0;
+}
+
+int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
+		      uint64_t off)
+{
+	struct rdt_hdr h;
+	size_t want;
+	const char *why;
+	struct hent e;
+
+	/* Errors, skipped types and bookkeeping (names, loss, derived LOST
+	 * events) take the copying path; only plain events stay in place. */
+	if (rdt_decode_check(buf, len, &h, &want, &why) != RDT_DEC_OK ||
+	    rdt_is_bookkeeping(h.type))
+		return rdt_src_push(s, buf, len, "", off);
+	s->st.records++;
+	s->st.bytes += h.size;
+	s->head = buf;
+	s->head_len = want;
+	e = (struct hent){ src_ts(s, h.ts_ns), s->seq++, s->idx, h.cpu, NULL };
+	if (heap_push(s->r, &e) < 0) {
+		rdt_src_set_error(s, "%s: out of memory", s->name);
+		return -ENOMEM;
+	}
+	s->inheap++;
+	return 0;
+}
+
+/* ---- time base ------------------------------------------------------------ */
+
+static void start(struct rdt_reader *r)
+{
+	r->started = true;
+	r->tb = RDT_TIME_MONOTONIC;
+	for (unsigned int i = 0; i < r->nsrc; i++) {
+		struct rdt_src *s = r->srcs[i];
+		unsigned int h;
+
+		for (h = 0; h < r->nboot; h++)
+			if (!strncmp(r->boot_ids[h], s->fh.boot_id, 40))
+				break;
+		if (h == r->nboot) {
+			char (*b)[40] = realloc(r->boot_ids, (h + 1) * 40);
+
+			if (!b)
+				continue;
+			r->boot_ids = b;
+			memcpy(b[h], s->fh.boot_id, 40);
+			r->nboot++;
+		}
+		s->host = h;
+	}
+	/* Monotonic clocks of different boots share no origin: only then
+	 * pay for the realtime offset (and its NTP error). */
+	if (r->nboot > 1)
+		r->tb = RDT_TIME_REALTIME;
+	r->ordered_only = true;
+	for (unsigned int i = 0; i < r->nsrc; i++)
+		if (r->srcs[i]->live)
+			r->ordered_only = false;
+}
+
+RDT_EXPORT enum rdt_time_base rdt_reader_time_base(const struct rdt_reader *r)
+{
+	return r->tb;
+}
+
+/* ---- iteration ------------------------------------------------------------ */
+
+static bool src_active(const struct rdt_src *s)
+{
+	return !s->eof && !s->failed;
+}
+
+static inline int fill_src(struct rdt_src *s)
+{
+	int ret = s->ops->fill(s);
+
+	if (ret < 0 && !s->failed)
+		rdt_src_set_error(s, "%s: %s", s->name, strerror(-ret));
+	return ret;
+}
+
+static void finish_live(struct rdt_reader *r)
+{
+	for (unsigned int i = 0; i < r->nsrc; i++) {
+		struct rdt_src *s = r->srcs[i];
+
+		if (!s->live || !src_active(s))
+			continue;
+		fill_src(s);
+		if (s->ops->finish)
+			s->ops->finish(s);
+		s->eof = true;
+	}
+}
+
+static int end_result(struct rdt_reader *r)
+{
+	for (unsigned int i = 0; i < r->nsrc; i++)
+		if (r->srcs[i]->failed) {
+			rdt_reader_set_error(r, "%s", r->srcs[i]->error);
+			return -EIO;
+		}
+	return 0;
+}
+
+static void names(struct rdt_reader *r, const struct rdt_src *s,
+		  struct rdt_event *ev)
+{
+	const struct rdt_hdr *h = &ev->rec.hdr;
+	uint64_t k = ((uint64_t)h->tid << 32 | h->pid) ^
+		     ((uint64_t)h->dev << 20 | s->host);
+	struct name_cache *c = &r->ncache[(k * 0x9e3779b97f4a7c15ull) >> 58];
+
+	if (c->gen == r->names_gen && c->tid == h->tid && c->pid == h->pid &&
+	    c->dev == h->dev && c->host == s->host) {
+		ev->comm = c->comm;
+		ev->devname = c->devname;
+		return;
+	}
+	ev->comm = name_get(r->comms, hkey(s, h->tid));
+	if (!*ev->comm)
+		ev->comm = name_get(r->comms, hkey(s, h->pid));
+	ev->devname = h->dev == RDT_NO_DEV ? "" :
+		      name_get(r->devs, hkey(s, h->dev));
+	*c = (struct name_cache){ r->names_gen, s->host, h->tid, h->pid,
+				  h->dev, ev->comm, ev->devname };
+}
+
+/* Hand out the heap's top.  Inline in rdt_reader_next's two paths: the
+ * call and its register saves were ~15 instructions per event. */
+static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
+							struct rdt_event *ev)
+{
+	const struct hent *t = &r->heap[0];
+	struct rdt_src *s = r->srcs[t->src];
+	struct node *n = t->n;
+
+	if (n) {
+		*ev = n->ev;
+		n->next_free = r->free_nodes;
+		r->free_nodes = n;
+		heap_pop(r);
+	} else {
+		/* The one copy of an in-place head; the union beyond its
+		 * type stays zero as rdt_decode leaves it. */
+		memcpy(&ev->rec, s->head, s->head_len);
+		memset((char *)&ev->rec + s->head_len, 0,
+		       sizeof(ev->rec) - s->head_len);
+		ev->ts = t->ts;
+		ev->seq = t->seq;
+		ev->src = t->src;
+		ev->flags = 0;
+		r->stale = true;
+	}
+	r->refill = s;
+	ev->host = s->host;
+	s->inheap--;
+	names(r, s, ev);
+	if (r->live && r->have_last && ev->ts < r->last_ts)
+		s->st.late++;
+	if (!r->have_last || ev->ts > r->last_ts)
+		r->last_ts = ev->ts;
+	r->have_last = true;
+}
+
+RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
+			       int timeout_ms)
+{
+	uint64_t deadline = 0;
+	bool any_live = false;
+
+	if (!r->started)
+		start(r);
+	if (r->ordered_only && r->primed) {
+		/* Every other active stream has its head in the heap already:
+		 * the same order as the full scan below, without the scan. */
+		struct rdt_src *s = r->refill;
+
+		r->refill = NULL;
+		while (s && src_active(s) && !s->inheap)
+			if (fill_src(s) < 0)
+				break;
+		heap_settle(r);
+		if (!r->nheap)
+			return end_result(r);
+		emit(r, ev);
+		return 1;
+	}
+	if (timeout_ms >= 0)
+		deadline = rdt_now_mono() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		bool active = false;
+
+		if (r->stopping)
+			finish_live(r);
+		for (unsigned int i = 0; i < r->nsrc; i++) {
+			struct rdt_src *s = r->srcs[i];
+
+			if (s->live) {
+				any_live = true;
+				if (src_active(s))
+					fill_src(s);
+			} else {
+				/* Ordered stream: keep exactly its head in
+				 * the heap (unknown records push nothing). */
+				while (src_active(s) && !s->inheap)
+					if (fill_src(s) < 0)
+						break;
+			}
+			active |= src_active(s);
+		}
+		heap_settle(r);
+		r->refill = NULL;
+		r->primed = true;
+		if (r->nheap) {
+			uint64_t now;
+
+			if (!any_live || r->stopping ||
+			    r->nheap >= r->opts.max_buffered) {
+				emit(r, ev);
+				return 1;
+			}
+			now = rdt_now_mono();
+			if (r->heap[0].ts + r->opts.reorder_window_ns <= now) {
+				emit(r, ev);
+				return 1;
+			}
+		} else if (!active) {
+			return end_result(r);
+		}
+		if (!any_live)
+			continue;
+		{
+			struct pollfd pfd[512];
+			int n = 0, wait = 100;
+			uint64_t now = rdt_now_mono();
+
+			if (timeout_ms >= 0) {
+				if (now >= deadline)
+					return -EAGAIN;
+				if ((deadline - now) / 1000000 < (uint64_t)wait)
+					wait = (int)((deadline - now) / 1000000) + 1;
+			}
+			if (r->nheap) {
+				uint64_t due = r->heap[0].ts +
+					       r->opts.reorder_window_ns;
+				int w = due > now ? (int)((due - now) / 1000000) + 1 : 0;
+
+				if (w < wait)
+					wait = w;
+			}
+			for (unsigned int i = 0; i < r->nsrc && n < 512; i++)
+				if (r->srcs[i]->live && src_active(r->srcs[i]) &&
+				    r->srcs[i]->ops->pollfds)
+					n += r->srcs[i]->ops->pollfds(r->srcs[i],
+							pfd + n, 512 - n);
+			/* relay wakes poll only on a sub-buffer switch: the
+			 * timeout is what makes partial buffers appear. */
+			if (poll(pfd, (nfds_t)n, wait) < 0 && errno == EINTR)
+				return -EAGAIN;
+		}
+	}
+}
+
+RDT_EXPORT void rdt_reader_stop(struct rdt_reader *r)
+{
+	r->stopping = true;
+}
+
+RDT_EXPORT unsigned int rdt_reader_nsources(const struct rdt_reader *r)
+{
+	return r->nsrc;
+}
+
+RDT_EXPORT int rdt_reader_source_stats(const struct rdt_reader *r,
+				       unsigned int i, struct rdt_source_stats *st)
+{
+	struct rdt_src *s = rdt_reader_src(r, i);
+
+	if (!s)
+		return -ENOENT;
+	*st = s->st;
+	st->name = s->name;
+	st->lost_cpu = s->lost_cpu;
+	st->error = s->error;
+	return 0;
+}
+
+RDT_EXPORT const struct rdt_file_hdr *rdt_reader_file_hdr(const struct rdt_reader *r,
+							  unsigned int i)
+{
+	struct rdt_src *s = rdt_reader_src(r, i);
+
+	return s ? &s->fh : NULL;
+}
+
+RDT_EXPORT const char *rdt_reader_meta(const struct rdt_reader *r, unsigned int i)
+{
+	struct rdt_src *s = rdt_reader_src(r, i);
+
+	return s && s->meta ? s->meta : "";
+}
+
+RDT_EXPORT const char *rdt_reader_source_status(const struct rdt_reader *r,
+					       unsigned int i)
+{
+	struct rdt_src *s = rdt_reader_src(r, i);
+
+	return s && s->status ? s->status : "";
+}
+
+RDT_EXPORT uint64_t rdt_reader_lost(const struct rdt_reader *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < r->nsrc; i++)
+		n += r->srcs[i]->st.lost;
+	return n;
+}
+
+RDT_EXPORT uint64_t rdt_reader_unknown(const struct rdt_reader *r)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < r->nsrc; i++)
+		n += r->srcs[i]->st.unknown;
+	return n;
+}

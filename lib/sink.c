@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Sink dispatch and the helpers every format shares. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+static bool is_regular(FILE *f)
+{
+	struct stat st;
+
+	return !fstat(fileno(f), &st) && S_ISREG(st.st_mode);
+}
+
+static const char *const fmt_names[] = {
+	[RDT_FMT_TEXT] = "text", [RDT_FMT_JSON] = "json",
+	[RDT_FMT_PERFETTO] = "perfetto", [RDT_FMT_SQLITE] = "sqlite",
+	[RDT_FMT_BINARY] = "binary",
+};
+
+RDT_EXPORT int rdt_format_from_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(fmt_names) / sizeof(*fmt_names); i++)
+		if (!strcasecmp(name, fmt_names[i]))
+			return (int)i;
+	if (!strcasecmp(name, "jsonl"))
+		return RDT_FMT_JSON;
+	if (!strcasecmp(name, "chrome"))
+		return RDT_FMT_PERFETTO;
+	return -1;
+}
+
+void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+}
+
+RDT_EXPORT const char *rdt_sink_error(const struct rdt_sink *s)
+{
+	return s->error;
+}
+
+void rdt_json_str(FILE *f, const char *s, size_t maxlen)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < maxlen && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			/* Task and device names are bytes, not UTF-8. */
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void fu(void *c, const char *k, uint64_t v)
+{
+	fprintf(c, ",\"%s\":%" PRIu64, k, v);
+}
+
+static void fi(void *c, const char *k, int64_t v)
+{
+	fprintf(c, ",\"%s\":%" PRId64, k, v);
+}
+
+/* Hex as strings: 64-bit ids would lose bits in JavaScript numbers. */
+static void fx(void *c, const char *k, uint64_t v)
+{
+	fprintf(c, ",\"%s\":\"0x%" PRIx64 "\"", k, v);
+}
+
+static void fs(void *c, const char *k, const char *v, size_t max)
+{
+	fprintf(c, ",\"%s\":", k);
+	rdt_json_str(c, v, max);
+}
+
+/* Record fields as JSON members, for the JSON Lines and Perfetto sinks. */
+const struct rdt_fieldv rdt_json_fields = { fu, fi, fx, fs };
+
+RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
+					  struct rdt_reader *r, char *err,
+					  size_t errlen)
+{
+	struct rdt_sink *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->fmt = fmt;
+	s->r = r;
+	s->path = strdup(path ? path : "-");
+	if (fmt != RDT_FMT_SQLITE) {
+		if (!strcmp(s->path, "-")) {
+			s->f = stdout;
+		} else {
+			s->f = fopen(s->path, "wb");
+			s->own_f = true;
+			if (!s->f) {
+				snprintf(err, errlen, "%s: cannot create: %s",
+					 s->path, strerror(errno));
+				free(s->path);
+				free(s);
+				return NULL;
+			}
+			/* stdio's default (st_blksize, 4 KiB) costs a write(2)
+			 * per ~50 records; a fixed 1 MiB keeps memory bounded.
+			 * Not for live readers: there a small buffer keeps the
+			 * file close to what was traced (kill -9, tail -f).
+			 * Not for pipes and devices (/dev/null) either.
+			 * glibc ignores the size unless given the buffer. */
+			if ((!r || !rdt_reader_live(r)) && is_regular(s->f))
+				s->iobuf = malloc(RDT_SINK_IOBUF);
+			if (s->iobuf)
+				setvbuf(s->f, s->iobuf, _IOFBF, RDT_SINK_IOBUF);
+		}
+	}
+	switch (fmt) {
+	case RDT_FMT_TEXT: ret = rdt_sink_text_init(s); break;
+	case RDT_FMT_JSON: ret = rdt_sink_json_init(s); break;
+	case RDT_FMT_PERFETTO: ret = rdt_sink_perfetto_init(s); break;
+	case RDT_FMT_SQLITE: ret = rdt_sink_sqlite_init(s); break;
+	case RDT_FMT_BINARY: ret = rdt_sink_binary_init(s); break;
+	default:
+		rdt_sink_set_error(s, "unknown output format %d", fmt);
+		ret = -EINVAL;
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "%s", s->error[0] ? s->error : strerror(-ret));
+		if (s->own_f)
+			fclose(s->f);
+		free(s->iobuf);
+		free(s->path);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+RDT_EXPORT int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	if (!s->have_first) {
+		s->first_ts = ev->ts;
+		s->have_first = true;
+	}
+	return s->ops->write(s, ev);
+}
+
+RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
+{
+	int ret;
+
+	if (!s)
+		return 0;
+	ret = s->ops->close(s, r ? r : s->r);
+	if (s->f && fflush(s->f) && !ret) {
+		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
+		ret = -EIO;
+	}
+	if (s->own_f && fclose(s->f) && !ret) {
+		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
+		ret = -EIO;
+	}
+	if (ret && s->error[0])
+		fprintf(stderr, "rdmatrace: %s\n", s->error);
+	free(s->iobuf);
+	free(s->path);
+	free(s);
+	return ret;
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Chrome trace JSON as ui.perfetto.dev imports it: a process per RDMA device
+ * with a thread (track) per QP, a process per NCCL communicator with a
+ * thread per rank, collectives as complete ("X") slices (NCCL calls) or
+ * begin/end slices (USDT marks, a thread per rank process) and every
+ * matched WR post -> completion as a flow.  Timestamps are microseconds
+ * relative to the first event so doubles keep nanosecond precision; the
+ * absolute base is in otherData.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEV_PID_BASE	1000
+#define NCCL_PID_BASE	100000
+#define MISC_PID	99
+#define COLL_PID	98
+#define CTRL_TID	0
+#define MAX_SEEN	65536
+
+struct pf {
+	struct rdt_wrmatch *m;
+	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
+	size_t nseen, capseen;
+	uint64_t *comms;	/* comm_hash per NCCL process index */
+	size_t ncomms;
+	const char *sep;
+};
+
+static bool seen(struct pf *p, uint64_t key)
+{
+	for (size_t i = 0; i < p->nseen; i++)
+		if (p->seen[i] == key)
+			return true;
+	if (p->nseen == p->capseen) {
+		size_t cap = p->capseen ? p->capseen * 2 : 64;
+		uint64_t *v = realloc(p->seen, cap * sizeof(*v));
+
+		if (!v || cap > MAX_SEEN)
+			return true;	/* only names are lost */
+		p->seen = v;
+		p->capseen = cap;
+	}
+	p->seen[p->nseen++] = key;
+	return false;
+}
+
+static void ts(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+}
+
+static void begin(struct rdt_sink *s)
+{
+	struct pf *p = s->priv;
+
+	fprintf(s->f, "%s", p->sep);
+	p->sep = ",\n";
+}
+
+static void meta(struct rdt_sink *s, uint32_t pid, uint32_t tid,
+		 const char *what, const char *name)
+{
+	begin(s);
+	fprintf(s->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,"
+		"\"args\":{\"name\":", what, pid, tid);
+	rdt_json_str(s->f, name, 128);
+	fprintf(s->f, "}}");
+}
+
+static void track(struct rdt_sink *s, uint32_t pid, uint32_t tid,
+		  const char *pname, const char *tname)
+{
+	struct pf *p = s->priv;
+
+	if (!seen(p, (uint64_t)pid << 32 | 0xffffffffu))
+		meta(s, pid, 0, "process_name", pname);
+	if (!seen(p, (uint64_t)pid << 32 | tid))
+		meta(s, pid, tid, "thread_name", tname);
+}
+
+static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
+			  uint32_t qpn, bool has_qpn, uint32_t *tid)
+{
+	const struct rdt_hdr *h = &ev->rec.hdr;
+	uint32_t pid = DEV_PID_BASE + ev->host * 4096 +
+		       (h->dev == RDT_NO_DEV ? 4095 : h->dev % 4095);
+	char pn[96], tn[48];
+
+	if (ev->devname && *ev->devname)
+		snprintf(pn, sizeof(pn), "%s (host %u)", ev->devname, ev->host);
+	else if (h->dev == RDT_NO_DEV)
+		snprintf(pn, sizeof(pn), "no device (host %u)", ev->host);
+	else
+		snprintf(pn, sizeof(pn), "dev%u (host %u)", h->dev, ev->host);
+	*tid = has_qpn ? qpn + 1 : CTRL_TID;
+	if (has_qpn)
+		snprintf(tn, sizeof(tn), "QP %u", qpn);
+	else
+		snprintf(tn, sizeof(tn), "control");
+	track(s, pid, *tid, pn, tn);
+	return pid;
+}
+
+static uint32_t nccl_track(struct rdt_sink *s, uint64_t hash, int rank,
+			   uint32_t *tid)
+{
+	struct pf *p = s->priv;
+	char pn[64], tn[32];
+	size_t i;
+
+	for (i = 0; i < p->ncomms; i++)
+		if (p->comms[i] == hash)
+			break;
+	if (i == p->ncomms) {
+		uint64_t *v = realloc(p->comms, (i + 1) * sizeof(*v));
+
+		if (v) {
+			p->comms = v;
+			p->comms[p->ncomms++] = hash;
+		} else {
+			i = 0;
+		}
+	}
+	snprintf(pn, sizeof(pn), "NCCL comm 0x%016" PRIx64, hash);
+	*tid = rank >= 0 ? (uint32_t)rank + 1 : 0;
+	if (rank >= 0)
+		snprintf(tn, sizeof(tn), "rank %d", rank);
+	else
+		snprintf(tn, sizeof(tn), "rank ?");
+	track(s, NCCL_PID_BASE + (uint32_t)i, *tid, pn, tn);
+	return NCCL_PID_BASE + (uint32_t)i;
+}
+
+static void args(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	fprintf(s->f, ",\"args\":{\"pid\":%u", ev->rec.hdr.pid);
+	rdt_json_fields.s(s->f, "comm", ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	rdt_fields(&ev->rec, &rdt_json_fields, s->f);
+	fputc('}', s->f);
+}
+
+/* 1 ns slices: flows bind to an enclosing slice, instants have none. */
+static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
+		  uint32_t tid, const char *name, uint64_t dur_ns)
+{
+	begin(s);
+	fprintf(s->f, "{\"ph\":\"X\",\"name\":");
+	rdt_json_str(s->f, name, 128);
+	fprintf(s->f, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		rdt_type_name(ev->rec.hdr.type), pid, tid);
+	ts(s->f, ev->ts - s->first_ts);
+	fprintf(s->f, ",\"dur\":");
+	ts(s->f, dur_ns ? dur_ns : 1);
+	args(s, ev);
+	fputc('}', s->f);
+}
+
+static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
+		 uint32_t tid, uint64_t id, bool start)
+{
+	begin(s);
+	fprintf(s->f, "{\"ph\":\"%s\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":%"
+		PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", start ? "s" : "f", id,
+		pid, tid);
+	ts(s->f, ev->ts - s->first_ts);
+	fprintf(s->f, "%s}", start ? "" : ",\"bp\":\"e\"");
+}
+
+/*
+ * A USDT-marked collective (rdma-ring-allreduce) as one slice from its
+ * begin to its end mark, on a track per rank process: the marks come in
+ * pairs per process, so B/E nest.  A begin whose end was not traced stays
+ * open to the trace's end, which is what happened.
+ */
+static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
+	uint32_t tid = ev->rec.hdr.pid;
+	char tn[64], name[80];
+
+	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
+		 tid);
+	track(s, COLL_PID, tid, "collectives (USDT marks)", tn);
+	begin(s);
+	if (m->phase) {
+		fprintf(s->f, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
+			COLL_PID, tid);
+		ts(s->f, ev->ts - s->first_ts);
+		fputc('}', s->f);
+		return;
+	}
+	snprintf(name, sizeof(name), "%s %" PRIu64 " B #%" PRIu64,
+		 m->op == 1 ? "allreduce" : "collective", (uint64_t)m->bytes,
+		 (uint64_t)m->seq);
+	fprintf(s->f, "{\"ph\":\"B\",\"name\":");
+	rdt_json_str(s->f, name, sizeof(name));
+	fprintf(s->f, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
+		"\"ts\":", COLL_PID, tid);
+	ts(s->f, ev->ts - s->first_ts);
+	args(s, ev);
+	fputc('}', s->f);
+}
+
+static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct pf *p = s->priv;
+	const union rdt_record *r = &ev->rec;
+	uint64_t post_ts = 0, id;
+	uint32_t qpn = 0, pid, tid;
+	bool has_qpn;
+	char name[96];
+
+	switch (r->hdr.type) {
+	case RDT_EV_SUBBUF:
+	case RDT_EV_COMM:
+		return 0;
+	case RDT_EV_LOST:
+		begin(s);
+		fprintf(s->f, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"LOST %" PRIu64
+			" events\",\"pid\":%u,\"tid\":0,\"ts\":", (uint64_t)r->lost.count,
+			MISC_PID);
+		ts(s->f, ev->ts - s->first_ts);
+		args(s, ev);
+		fputc('}', s->f);
+		return 0;
+	case RDT_EV_NCCL_CALL:
+		pid = nccl_track(s, r->nccl_call.comm_hash, r->nccl_call.rank, &tid);
+		slice(s, ev, pid, tid, rdt_nccl_fn_name(r->nccl_call.fn),
+		      r->nccl_call.duration_ns);
+		return 0;
+	case RDT_EV_NCCL_COMM:
+		pid = nccl_track(s, r->nccl_comm.comm_hash, r->nccl_comm.rank, &tid);
+		slice(s, ev, pid, tid, "comm init", 0);
+		return 0;
+	case RDT_EV_TCP_RETRANSMIT:
+		track(s, MISC_PID, 1, "host events", "tcp retransmits");
+		slice(s, ev, MISC_PID, 1, "tcp_retransmit", 0);
+		return 0;
+	case RDT_EV_COLL_MARK:
+		coll_span(s, ev);
+		return ferror(s->f) ? -EIO : 0;
+	}
+	has_qpn = rdt_record_qpn(r, &qpn);
+	pid = dev_track(s, ev, qpn, has_qpn, &tid);
+	if (r->hdr.type == RDT_EV_POST_SEND)
+		snprintf(name, sizeof(name), "post_send %s",
+			 rdt_wr_opcode_name(r->post_send.opcode));
+	else if (r->hdr.type == RDT_EV_POLL_CQ_WC || r->hdr.type == RDT_EV_RXE_CQE)
+		snprintf(name, sizeof(name), "%s %s",
+			 r->hdr.type == RDT_EV_RXE_CQE ? "cqe" : "wc",
+			 rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
+					    r->rxe_cqe.status : r->wc.status));
+	else if (r->hdr.type == RDT_EV_QP_MODIFY)
+		snprintf(name, sizeof(name), "modify %s->%s",
+			 rdt_qp_state_name(r->qp_modify.old_state),
+			 rdt_qp_state_name(r->qp_modify.cur_state));
+	else
+		snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
+	slice(s, ev, pid, tid, name, 0);
+	id = rdt_wrmatch_event(p->m, ev, &post_ts);
+	if (id)
+		flow(s, ev, pid, tid, id, r->hdr.type == RDT_EV_POST_SEND ||
+		     r->hdr.type == RDT_EV_POST_RECV);
+	return ferror(s->f) ? -EIO : 0;
+}
+
+static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
+{
+	struct pf *p = s->priv;
+
+	fprintf(s->f, "\n],\"otherData\":{\"generator\":\"rdmatrace %s\","
+		"\"ts_base_ns\":\"%" PRIu64 "\",\"time_base\":\"%s\","
+		"\"nccl_times\":\"enqueue (uretprobe), not GPU execution\","
+		"\"lost\":\"%" PRIu64 "\",\"unknown\":\"%" PRIu64 "\"",
+		RDT_LIB_VERSION, s->first_ts,
+		rdt_reader_time_base(r) == RDT_TIME_REALTIME ? "realtime" : "monotonic",
+		rdt_reader_lost(r), rdt_reader_unknown(r));
+	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {
+		struct rdt_source_stats st;
+		char key[32];
+
+		rdt_reader_source_stats(r, i, &st);
+		snprintf(key, sizeof(key), "source%u", i);
+		fprintf(s->f, ",\"%s\":", key);
+		rdt_json_str(s->f, st.name, 4096);
+		fprintf(s->f, ",\"%s_lost\":\"%" PRIu64 "\"", key, st.lost);
+		for (uint32_t c = 0; c < st.ncpus; c++)
+			if (st.lost_cpu[c])
+				fprintf(s->f, ",\"%s_cpu%u_lost\":\"%" PRIu64 "\"",
+					key, c, st.lost_cpu[c]);
+	}
+	fprintf(s->f, "}}\n");
+	rdt_wrmatch_free(p->m);
+	free(p->seen);
+	free(p->comms);
+	free(p);
+	return 0;
+}
+
+static const struct rdt_sink_ops pf_ops = { pf_write, pf_close };
+
+int rdt_sink_perfetto_init(struct rdt_sink *s)
+{
+	struct pf *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->m = rdt_wrmatch_new())) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->sep = "\n";
+	s->priv = p;
+	s->ops = &pf_ops;
+	fprintf(s->f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	meta(s, MISC_PID, 0, "process_name", "rdmatrace");
+	return 0;
+}

@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* SQLite output; the schema is documented in lib/SCHEMA.md. */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char schema[] =
+"PRAGMA journal_mode=OFF;\n"
+"PRAGMA synchronous=OFF;\n"
+"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
+"CREATE TABLE sources(src INTEGER PRIMARY KEY, name TEXT, kind TEXT, host TEXT,"
+" kernel TEXT, module_version TEXT, boot_id TEXT, realtime_offset_ns INTEGER,"
+" ncpus INTEGER, metadata TEXT, records INTEGER, lost INTEGER, unknown INTEGER,"
+" late INTEGER, error TEXT);\n"
+"CREATE TABLE devices(ts_ns INTEGER, host INTEGER, dev INTEGER, event TEXT,"
+" name TEXT, old_name TEXT, node_guid TEXT, node_type INTEGER, ports INTEGER,"
+" driver_id INTEGER);\n"
+"CREATE TABLE comms(host INTEGER, pid INTEGER, tid INTEGER, comm TEXT,"
+" ts_ns INTEGER);\n"
+"CREATE TABLE verbs(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
+" cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT,"
+" verb TEXT, qpn INTEGER, cq_id INTEGER, pd_id INTEGER, wr_id INTEGER,"
+" opcode TEXT, length INTEGER, num_sge INTEGER, flags INTEGER, lkey INTEGER,"
+" rkey INTEGER, ret INTEGER);\n"
+"CREATE TABLE completions(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
+" cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT,"
+" via TEXT, cq_id INTEGER, qpn INTEGER, wr_id INTEGER, status INTEGER,"
+" status_name TEXT, opcode TEXT, byte_len INTEGER, src_qp INTEGER,"
+" wc_flags INTEGER, is_recv INTEGER, post_ts_ns INTEGER, latency_ns INTEGER);\n"
+"CREATE TABLE qp_states(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
+" cpu INTEGER, pid INTEGER, comm TEXT, dev INTEGER, devname TEXT, qpn INTEGER,"
+" old_state TEXT, new_state TEXT, cur_state TEXT, attr_mask INTEGER,"
+" dest_qpn INTEGER, sq_psn INTEGER, rq_psn INTEGER, path_mtu INTEGER,"
+" timeout INTEGER, retry_cnt INTEGER, rnr_retry INTEGER, ret INTEGER);\n"
+"CREATE TABLE nccl_calls(id INTEGER PRIMARY KEY, ts_ns INTEGER, end_ns INTEGER,"
+" duration_ns INTEGER, host INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
+" comm TEXT, fn TEXT, count INTEGER, datatype INTEGER, op INTEGER, root INTEGER,"
+" comm_ptr TEXT, comm_hash TEXT, rank INTEGER, nranks INTEGER, seq INTEGER,"
+" stream TEXT, ret INTEGER, bytes INTEGER, algbw_gbps REAL, busbw_gbps REAL);\n"
+"CREATE TABLE nccl_comms(ts_ns INTEGER, host INTEGER, pid INTEGER, comm TEXT,"
+" fn TEXT, comm_ptr TEXT, comm_hash TEXT, rank INTEGER, nranks INTEGER,"
+" ret INTEGER);\n"
+"CREATE TABLE tcp_events(ts_ns INTEGER, host INTEGER, cpu INTEGER, pid INTEGER,"
+" comm TEXT, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
+" dport INTEGER, state INTEGER);\n"
+"CREATE TABLE rxe_packets(ts_ns INTEGER, host INTEGER, dev INTEGER, qpn INTEGER,"
+" psn INTEGER, bth_opcode INTEGER, length INTEGER);\n"
+"CREATE TABLE rxe_retries(ts_ns INTEGER, host INTEGER, dev INTEGER,"
+" qpn INTEGER, psn INTEGER, kind TEXT);\n"
+"CREATE TABLE coll_marks(ts_ns INTEGER, host INTEGER, pid INTEGER,"
+" phase TEXT, op INTEGER, bytes INTEGER, seq INTEGER, rank INTEGER,"
+" nranks INTEGER);\n"
+"CREATE TABLE lost_events(ts_ns INTEGER, src INTEGER, producer TEXT,"
+" cpu INTEGER, count INTEGER);\n"
+"CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n";
+
+static const char indexes[] =
+"CREATE INDEX verbs_qp ON verbs(host, dev, qpn, ts_ns);\n"
+"CREATE INDEX verbs_wr ON verbs(wr_id);\n"
+"CREATE INDEX completions_qp ON completions(host, dev, qpn, ts_ns);\n"
+"CREATE INDEX completions_ts ON completions(ts_ns);\n"
+"CREATE INDEX qp_states_qp ON qp_states(host, dev, qpn, ts_ns);\n"
+"CREATE INDEX nccl_calls_ts ON nccl_calls(ts_ns);\n"
+"CREATE INDEX nccl_calls_comm ON nccl_calls(comm_hash, seq);\n"
+"CREATE INDEX tcp_events_ts ON tcp_events(ts_ns);\n"
+"CREATE INDEX rxe_retries_ts ON rxe_retries(ts_ns);\n";
+
+enum {
+	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_RETRY,
+	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_MAX
+};
+
+static const char *const sql[ST_MAX] = {
+	[ST_VERB] = "INSERT INTO verbs(ts_ns,host,cpu,pid,tid,comm,dev,devname,verb,"
+		"qpn,cq_id,pd_id,wr_id,opcode,length,num_sge,flags,lkey,rkey,ret) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_WC] = "INSERT INTO completions(ts_ns,host,cpu,pid,tid,comm,dev,devname,"
+		"via,cq_id,qpn,wr_id,status,status_name,opcode,byte_len,src_qp,"
+		"wc_flags,is_recv,post_ts_ns,latency_ns) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_QPS] = "INSERT INTO qp_states(ts_ns,host,cpu,pid,comm,dev,devname,qpn,"
+		"old_state,new_state,cur_state,attr_mask,dest_qpn,sq_psn,rq_psn,"
+		"path_mtu,timeout,retry_cnt,rnr_retry,ret) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_NCCL] = "INSERT INTO nccl_calls(ts_ns,end_ns,duration_ns,host,cpu,pid,"
+		"tid,comm,fn,count,datatype,op,root,comm_ptr,comm_hash,rank,nranks,"
+		"seq,stream,ret,bytes,algbw_gbps,busbw_gbps) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_COMM_NCCL] = "INSERT INTO nccl_comms(ts_ns,host,pid,comm,fn,comm_ptr,"
+		"comm_hash,rank,nranks,ret) VALUES(?,?,?,?,?,?,?,?,?,?)",
+	[ST_TCP] = "INSERT INTO tcp_events(ts_ns,host,cpu,pid,comm,family,saddr,"
+		"sport,daddr,dport,state) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_RCV] = "INSERT INTO rxe_packets VALUES(?,?,?,?,?,?,?)",
+	[ST_RETRY] = "INSERT INTO rxe_retries VALUES(?,?,?,?,?,?)",
+	[ST_DEV] = "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?)",
+	[ST_COMMS] = "INSERT INTO comms VALUES(?,?,?,?,?)",
+	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
+	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
+};
+
+struct sq {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_MAX];
+	struct rdt_wrmatch *m;
+	uint64_t rows;
+};
+
+/* Binds positional values in order; keeps each insert one readable line. */
+struct binder {
+	sqlite3_stmt *s;
+	int i;
+};
+
+static void bi(struct binder *b, int64_t v)
+{
+	sqlite3_bind_int64(b->s, ++b->i, v);
+}
+
+/* @max bounds fixed-size wire strings; noinline keeps GCC from checking
+ * the bound against short literals it can see through. */
+static __attribute__((noinline)) void bt(struct binder *b, const char *v, int max)
+{
+	sqlite3_bind_text(b->s, ++b->i, v, (int)strnlen(v, (size_t)max),
+			  SQLITE_TRANSIENT);
+}
+
+static void bnull(struct binder *b)
+{
+	sqlite3_bind_null(b->s, ++b->i);
+}
+
+static void bhex(struct binder *b, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
+	bt(b, buf, sizeof(buf));
+}
+
+static void bdouble(struct binder *b, double v)
+{
+	sqlite3_bind_double(b->s, ++b->i, v);
+}
+
+static struct binder start(struct sq *q, int which)
+{
+	struct binder b = { q->st[which], 0 };
+
+	sqlite3_reset(b.s);
+	sqlite3_clear_bindings(b.s);
+	return b;
+}
+
+/* Columns ts_ns, host, cpu, pid, tid, comm, dev, devname shared by most. */
+static void common(struct binder *b, const struct rdt_event *ev, bool tid,
+		   bool dev)
+{
+	const struct rdt_hdr *h = &ev->rec.hdr;
+
+	bi(b, (int64_t)ev->ts);
+	bi(b, ev->host);
+	bi(b, h->cpu == UINT32_MAX ? -1 : (int64_t)h->cpu);
+	bi(b, h->pid);
+	if (tid)
+		bi(b, h->tid);
+	bt(b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	if (dev) {
+		if (h->dev == RDT_NO_DEV)
+			bnull(b);
+		else
+			bi(b, h->dev);
+		bt(b, ev->devname ? ev->devname : "", RDT_NAME_LEN);
+	}
+}
+
+/* verbs: (qpn, cq, pd, wr_id, opcode, length, num_sge, flags, lkey, rkey, ret) */
+struct vcols {
+	int64_t qpn, cq, pd, wr_id, len, nsge, flags, lkey, rkey, ret;
+	const char *op;
+	bool has_wr;
+};
+
+static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
+{
+	struct binder b = start(q, ST_VERB);
+
+	common(&b, ev, true, true);
+	bt(&b, rdt_type_name(ev->rec.hdr.type), 64);
+#define OPT(x) do { if ((x) >= 0) bi(&b, x); else bnull(&b); } while (0)
+	OPT(v.qpn);
+	OPT(v.cq);
+	OPT(v.pd);
+	if (v.has_wr)
+		bi(&b, v.wr_id);
+	else
+		bnull(&b);
+	if (v.op)
+		bt(&b, v.op, 64);
+	else
+		bnull(&b);
+	OPT(v.len);
+	OPT(v.nsge);
+	OPT(v.flags);
+	OPT(v.lkey);
+	OPT(v.rkey);
+#undef OPT
+	bi(&b, v.ret);
+	sqlite3_step(b.s);
+}
+
+/* NOV sets every optional column to NULL; each verb then overrides the
+ * ones it has, which is exactly what override-init warns about. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Winitializer-overrides"
+#endif
+#define NOV .qpn = -1, .cq = -1, .pd = -1, .len = -1, .nsge = -1, .flags = -1, \
+	    .lkey = -1, .rkey = -1
+
+static double bus_factor(uint32_t fn, int n)
+{
+	if (n <= 0)
+		return 1;
+	if (fn == RDT_NCCL_ALL_REDUCE)
+		return 2.0 * (n - 1) / n;
+	if (fn == RDT_NCCL_ALL_GATHER || fn == RDT_NCCL_REDUCE_SCATTER ||
+	    fn == RDT_NCCL_ALL_TO_ALL)
+		return (double)(n - 1) / n;
+	return 1;
+}
+
+static void nccl(struct sq *q, const struct rdt_event *ev)
+{
+	const struct rdt_ev_nccl_call *c = &ev->rec.nccl_call;
+	struct binder b = start(q, ST_NCCL);
+	uint64_t bytes = c->count * (uint64_t)rdt_nccl_type_size(c->datatype);
+	double alg;
+
+	if (c->fn == RDT_NCCL_ALL_GATHER || c->fn == RDT_NCCL_REDUCE_SCATTER ||
+	    c->fn == RDT_NCCL_ALL_TO_ALL)
+		bytes *= (uint64_t)(c->nranks > 0 ? c->nranks : 1);
+	alg = c->duration_ns ? (double)bytes / (double)c->duration_ns : 0;
+	bi(&b, (int64_t)ev->ts);
+	bi(&b, (int64_t)(ev->ts + c->duration_ns));
+	bi(&b, (int64_t)c->duration_ns);
+	bi(&b, ev->host);
+	bi(&b, ev->rec.hdr.cpu);
+	bi(&b, ev->rec.hdr.pid);
+	bi(&b, ev->rec.hdr.tid);
+	bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	bt(&b, rdt_nccl_fn_name(c->fn), 64);
+	bi(&b, (int64_t)c->count);
+	bi(&b, c->datatype);
+	bi(&b, c->op);
+	bi(&b, c->root);
+	bhex(&b, c->comm);
+	bhex(&b, c->comm_hash);
+	bi(&b, c->rank);
+	bi(&b, c->nranks);
+	bi(&b, (int64_t)c->seq);
+	bhex(&b, c->stream);
+	bi(&b, c->ret);
+	bi(&b, (int64_t)bytes);
+	bdouble(&b, alg);
+	bdouble(&b, alg * bus_factor(c->fn, c->nranks));
+	sqlite3_step(b.s);
+}
+
+static void completion(struct sq *q, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	bool rxe = r->hdr.type == RDT_EV_RXE_CQE;
+	uint32_t status = rxe ? r->rxe_cqe.status : r->wc.status;
+	uint32_t opcode = rxe ? r->rxe_cqe.opcode : r->wc.opcode;
+	struct binder b = start(q, ST_WC);
+	uint64_t post_ts = 0;
+
+	common(&b, ev, true, true);
+	bt(&b, rxe ? "rxe" : "poll_cq", 16);
+	bi(&b, rxe ? r->rxe_cqe.cq_id : r->wc.cq_id);
+	bi(&b, rxe ? r->rxe_cqe.qpn : r->wc.qpn);
+	bi(&b, (int64_t)(rxe ? r->rxe_cqe.wr_id : r->wc.wr_id));
+	bi(&b, status);
+	bt(&b, rdt_wc_status_name(status), 64);
+	bt(&b, rdt_wc_opcode_name(opcode), 64);
+	bi(&b, rxe ? r->rxe_cqe.byte_len : r->wc.byte_len);
+	if (rxe) {
+		bnull(&b);
+		bnull(&b);
+	} else {
+		bi(&b, r->wc.src_qp);
+		bi(&b, r->wc.wc_flags);
+	}
+	bi(&b, !!(opcode & 128));
+	if (rdt_wrmatch_event(q->m, ev, &post_ts) && ev->ts >= post_ts) {
+		bi(&b, (int64_t)post_ts);
+		bi(&b, (int64_t)(ev->ts - post_ts));
+	} else {
+		bnull(&b);
+		bnull(&b);
+	}
+	sqlite3_step(b.s);
+}
+
+static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct sq *q = s->priv;
+	const union rdt_record *r = &ev->rec;
+	struct binder b;
+	char buf[64];
+
+	switch (r->hdr.type) {
+	case RDT_EV_SUBBUF:
+		return 0;
+	case RDT_EV_COMM:
+		b = start(q, ST_COMMS);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.pid);
+		bi(&b, r->hdr.tid);
+		bt(&b, r->comm.comm, RDT_COMM_LEN);
+		bi(&b, (int64_t)ev->ts);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_LOST:
+		b = start(q, ST_LOST);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->src);
+		bt(&b, rdt_source_name(r->lost.lost_source), 16);
+		if (r->lost.lost_cpu == UINT32_MAX)
+			bnull(&b);
+		else
+			bi(&b, r->lost.lost_cpu);
+		bi(&b, (int64_t)r->lost.count);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_DEVICE_ADD:
+	case RDT_EV_DEVICE_REMOVE:
+	case RDT_EV_DEVICE_RENAME:
+	case RDT_EV_DEVICE_STATE:
+		b = start(q, ST_DEV);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.dev);
+		bt(&b, rdt_type_name(r->hdr.type) + 7, 16);
+		bt(&b, r->device.name, RDT_NAME_LEN);
+		bt(&b, r->device.old_name, RDT_NAME_LEN);
+		bhex(&b, be64toh(r->device.node_guid));
+		bi(&b, r->device.node_type);
+		bi(&b, r->device.phys_port_cnt);
+		bi(&b, r->device.driver_id);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_PD_ALLOC:
+	case RDT_EV_PD_DEALLOC:
+		verb(q, ev, (struct vcols){ NOV, .pd = r->pd.pd_id, .ret = r->pd.ret });
+		break;
+	case RDT_EV_CQ_CREATE:
+	case RDT_EV_CQ_DESTROY:
+		verb(q, ev, (struct vcols){ NOV, .cq = r->cq.cq_id, .len = r->cq.cqe,
+					    .ret = r->cq.ret });
+		break;
+	case RDT_EV_QP_CREATE:
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->qp_create.qpn,
+					    .cq = r->qp_create.send_cq_id,
+					    .pd = r->qp_create.pd_id,
+					    .ret = r->qp_create.ret });
+		break;
+	case RDT_EV_QP_DESTROY:
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->qp_destroy.qpn,
+					    .ret = r->qp_destroy.ret });
+		break;
+	case RDT_EV_MR_REG:
+	case RDT_EV_MR_DEREG:
+		verb(q, ev, (struct vcols){ NOV, .pd = r->mr.pd_id,
+					    .len = (int64_t)r->mr.length,
+					    .flags = r->mr.access, .lkey = r->mr.lkey,
+					    .rkey = r->mr.rkey, .ret = r->mr.ret });
+		break;
+	case RDT_EV_POST_SEND:
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_send.qpn,
+			.wr_id = (int64_t)r->post_send.wr_id, .has_wr = true,
+			.op = rdt_wr_opcode_name(r->post_send.opcode),
+			.len = (int64_t)r->post_send.total_len,
+			.nsge = r->post_send.num_sge,
+			.flags = r->post_send.send_flags,
+			.rkey = r->post_send.rkey, .ret = r->post_send.ret });
+		rdt_wrmatch_event(q->m, ev, &(uint64_t){ 0 });
+		break;
+	case RDT_EV_POST_SEND_DB:
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_send_db.qpn,
+					    .ret = r->post_send_db.ret });
+		break;
+	case RDT_EV_POST_RECV:
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_recv.qpn,
+			.wr_id = (int64_t)r->post_recv.wr_id, .has_wr = true,
+			.len = (int64_t)r->post_recv.total_len,
+			.nsge = r->post_recv.num_sge, .ret = r->post_recv.ret });
+		rdt_wrmatch_event(q->m, ev, &(uint64_t){ 0 });
+		break;
+	case RDT_EV_POLL_CQ:
+		verb(q, ev, (struct vcols){ NOV, .cq = r->poll_cq.cq_id,
+					    .len = r->poll_cq.requested,
+					    .ret = r->poll_cq.ret });
+		break;
+	case RDT_EV_REQ_NOTIFY_CQ:
+		verb(q, ev, (struct vcols){ NOV, .cq = r->req_notify.cq_id,
+					    .flags = r->req_notify.flags,
+					    .ret = r->req_notify.ret });
+		break;
+	case RDT_EV_POLL_CQ_WC:
+	case RDT_EV_RXE_CQE:
+		completion(q, ev);
+		break;
+	case RDT_EV_QP_MODIFY: {
+		const struct rdt_ev_qp_modify *m = &r->qp_modify;
+
+		b = start(q, ST_QPS);
+		common(&b, ev, false, true);
+		bi(&b, m->qpn);
+		bt(&b, rdt_qp_state_name(m->old_state), 8);
+		bt(&b, rdt_qp_state_name(m->new_state), 8);
+		bt(&b, rdt_qp_state_name(m->cur_state), 8);
+		bi(&b, m->attr_mask);
+		bi(&b, m->dest_qpn);
+		bi(&b, m->sq_psn);
+		bi(&b, m->rq_psn);
+		bi(&b, m->path_mtu);
+		bi(&b, m->timeout);
+		bi(&b, m->retry_cnt);
+		bi(&b, m->rnr_retry);
+		bi(&b, m->ret);
+		sqlite3_step(b.s);
+		break;
+	}
+	case RDT_EV_NCCL_CALL:
+		nccl(q, ev);
+		break;
+	case RDT_EV_NCCL_COMM:
+		b = start(q, ST_COMM_NCCL);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.pid);
+		bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+		bt(&b, rdt_nccl_fn_name(r->nccl_comm.fn), 64);
+		bhex(&b, r->nccl_comm.comm);
+		bhex(&b, r->nccl_comm.comm_hash);
+		bi(&b, r->nccl_comm.rank);
+		bi(&b, r->nccl_comm.nranks);
+		bi(&b, r->nccl_comm.ret);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_TCP_RETRANSMIT:
+		b = start(q, ST_TCP);
+		common(&b, ev, false, false);
+		bi(&b, r->tcp.family);
+		if (!inet_ntop(r->tcp.family == AF_INET6 ? AF_INET6 : AF_INET,
+			       r->tcp.saddr, buf, sizeof(buf)))
+			buf[0] = 0;
+		bt(&b, buf, sizeof(buf));
+		bi(&b, r->tcp.sport);
+		if (!inet_ntop(r->tcp.family == AF_INET6 ? AF_INET6 : AF_INET,
+			       r->tcp.daddr, buf, sizeof(buf)))
+			buf[0] = 0;
+		bt(&b, buf, sizeof(buf));
+		bi(&b, r->tcp.dport);
+		bi(&b, r->tcp.state);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_RXE_RCV:
+		b = start(q, ST_RCV);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.dev);
+		bi(&b, r->rxe_rcv.qpn);
+		bi(&b, r->rxe_rcv.psn);
+		bi(&b, r->rxe_rcv.opcode);
+		bi(&b, r->rxe_rcv.length);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_RXE_RETRY:
+		b = start(q, ST_RETRY);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.dev);
+		bi(&b, r->rxe_retry.qpn);
+		bi(&b, r->rxe_retry.psn);
+		bt(&b, r->rxe_retry.kind == RDT_RXE_RETRANSMIT ? "retransmit" :
+		       r->rxe_retry.kind == RDT_RXE_RNR ? "rnr" :
+		       r->rxe_retry.kind == RDT_RXE_NAK_SEQ ? "nak_seq" : "?", 16);
+		sqlite3_step(b.s);
+		break;
+	case RDT_EV_COLL_MARK:
+		b = start(q, ST_MARK);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.pid);
+		bt(&b, r->coll_mark.phase ? "end" : "begin", 8);
+		bi(&b, r->coll_mark.op);
+		bi(&b, (int64_t)r->coll_mark.bytes);
+		bi(&b, (int64_t)r->coll_mark.seq);
+		bi(&b, r->coll_mark.rank);
+		bi(&b, r->coll_mark.nranks);
+		sqlite3_step(b.s);
+		break;
+	}
+	/* Live runs: commit now and then so a crash keeps most rows. */
+	if (++q->rows % 100000 == 0)
+		sqlite3_exec(q->db, "COMMIT; BEGIN", NULL, NULL, NULL);
+	return 0;
+}
+
+static const char *kind_name(enum rdt_source_kind k)
+{
+	switch (k) {
+	case RDT_SOURCE_FILE: return "file";
+	case RDT_SOURCE_RELAY: return "relay";
+	case RDT_SOURCE_BPF: return "bpf";
+	default: return "custom";
+	}
+}
+
+static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
+{
+	struct sq *q = s->priv;
+	sqlite3_stmt *st = NULL;
+	int ret = 0;
+
+	sqlite3_prepare_v2(q->db, "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			   -1, &st, NULL);
+	for (unsigned int i = 0; st && i < rdt_reader_nsources(r); i++) {
+		const struct rdt_file_hdr *h = rdt_reader_file_hdr(r, i);
+		struct rdt_source_stats ss;
+		struct binder b = { st, 0 };
+
+		rdt_reader_source_stats(r, i, &ss);
+		sqlite3_reset(st);
+		bi(&b, i);
+		bt(&b, ss.name, 4096);
+		bt(&b, kind_name(ss.kind), 16);
+		bt(&b, h->host, sizeof(h->host));
+		bt(&b, h->kernel, sizeof(h->kernel));
+		bt(&b, h->module_version, sizeof(h->module_version));
+		bt(&b, h->boot_id, sizeof(h->boot_id));
+		bi(&b, h->realtime_offset_ns);
+		bi(&b, h->ncpus);
+		bt(&b, rdt_reader_meta(r, i), 1 << 20);
+		bi(&b, (int64_t)ss.records);
+		bi(&b, (int64_t)ss.lost);
+		bi(&b, (int64_t)ss.unknown);
+		bi(&b, (int64_t)ss.late);
+		bt(&b, ss.error, 4096);
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	sqlite3_prepare_v2(q->db, "INSERT INTO drops VALUES(?,?,?,?)", -1, &st, NULL);
+	for (unsigned int i = 0; st && i < rdt_reader_nsources(r); i++) {
+		struct rdt_source_stats ss;
+
+		rdt_reader_source_stats(r, i, &ss);
+		/* One row per CPU that lost events plus a NULL-cpu total, so
+		 * "SELECT sum(lost) FROM drops WHERE cpu IS NULL" never misses. */
+		for (int64_t c = -1; c < (int64_t)ss.ncpus; c++) {
+			struct binder b = { st, 0 };
+
+			if (c >= 0 && !ss.lost_cpu[c])
+				continue;
+			sqlite3_reset(st);
+			bi(&b, i);
+			bt(&b, ss.name, 4096);
+			if (c < 0)
+				bnull(&b);
+			else
+				bi(&b, c);
+			bi(&b, (int64_t)(c < 0 ? ss.lost : ss.lost_cpu[c]));
+			sqlite3_step(st);
+		}
+	}
+	sqlite3_finalize(st);
+	{
+		char v[64];
+
+		snprintf(v, sizeof(v), "%s", rdt_reader_time_base(r) ==
+			 RDT_TIME_REALTIME ? "realtime" : "monotonic");
+		sqlite3_prepare_v2(q->db, "INSERT INTO meta VALUES('time_base',?),"
+				   "('generator','rdmatrace " RDT_LIB_VERSION "')",
+				   -1, &st, NULL);
+		if (st) {
+			sqlite3_bind_text(st, 1, v, -1, SQLITE_TRANSIENT);
+			sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+	}
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(q->st[i]);
+	if (sqlite3_exec(q->db, indexes, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		rdt_sink_set_error(s, "%s: sqlite: %s", s->path, sqlite3_errmsg(q->db));
+		ret = -EIO;
+	}
+	sqlite3_close(q->db);
+	rdt_wrmatch_free(q->m);
+	free(q);
+	return ret;
+}
+
+static const struct rdt_sink_ops sq_ops = { sq_write, sq_close };
+
+int rdt_sink_sqlite_init(struct rdt_sink *s)
+{
+	struct sq *q = calloc(1, sizeof(*q));
+
+	if (!q || !(q->m = rdt_wrmatch_new())) {
+		free(q);
+		return -ENOMEM;
+	}
+	s->priv = q;
+	s->ops = &sq_ops;
+	if (!strcmp(s->path, "-")) {
+		rdt_sink_set_error(s, "sqlite output needs a file name (-w FILE)");
+		goto fail;
+	}
+	/* A stale database would mix runs: start from an empty file. */
+	unlink(s->path);
+	if (sqlite3_open(s->path, &q->db) != SQLITE_OK) {
+		rdt_sink_set_error(s, "%s: sqlite: %s", s->path,
+				   q->db ? sqlite3_errmsg(q->db) : "cannot open");
+		goto fail;
+	}
+	if (sqlite3_exec(q->db, schema, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(q->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		rdt_sink_set_error(s, "%s: sqlite: %s", s->path, sqlite3_errmsg(q->db));
+		goto fail;
+	}
+	for (int i = 0; i < ST_MAX; i++)
+		if (sqlite3_prepare_v2(q->db, sql[i], -1, &q->st[i], NULL) != SQLITE_OK) {
+			rdt_sink_set_error(s, "sqlite: %s", sqlite3_errmsg(q->db));
+			goto fail;
+		}
+	return 0;
+fail:
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(q->st[i]);
+	if (q->db)
+		sqlite3_close(q->db);
+	rdt_wrmatch_free(q->m);
+	free(q);
+	s->priv = NULL;
+	return -EINVAL;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* A pollable record producer behind struct rdt_source_ops (BPF ring buffer,
+ * or an application's own). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct custom_priv {
+	struct rdt_source_ops ops;
+	void *ctx;
+	uint64_t dropped;
+	struct rdt_src *s;
+	int err;
+	/* pid << 32 | tid already announced with an RDT_EV_COMM record;
+	 * open addressing, 0 = free slot. */
+	uint64_t *tids;
+	size_t ntids, cap;
+};
+
+static bool tid_seen(struct custom_priv *p, uint64_t key)
+{
+	size_t i;
+
+	if (2 * (p->ntids + 1) > p->cap) {
+		size_t ncap = p->cap ? 2 * p->cap : 256;
+		uint64_t *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return true;	/* no memory: no comm, events still flow */
+		for (size_t j = 0; j < p->cap; j++) {
+			if (!p->tids[j])
+				continue;
+			for (i = p->tids[j] % ncap; n[i]; i = (i + 1) % ncap)
+				;
+			n[i] = p->tids[j];
+		}
+		free(p->tids);
+		p->tids = n;
+		p->cap = ncap;
+	}
+	for (i = key % p->cap; p->tids[i]; i = (i + 1) % p->cap)
+		if (p->tids[i] == key)
+			return true;
+	p->tids[i] = key;
+	p->ntids++;
+	return false;
+}
+
+/*
+ * BPF programs record pid and tid but no task name, and a process that
+ * never enters a wrapped verb (an NCCL job on another transport) gets no
+ * COMM record from the module: announce each new live task once from
+ * /proc, as the module does, so every sink can name it.  Tasks gone
+ * before their first record is read stay unnamed.
+ */
+static int announce_comm(struct custom_priv *p, const struct rdt_hdr *h)
+{
+	struct rdt_ev_comm c;
+	char path[64];
+	FILE *f;
+	size_t n;
+
+	/* A malformed record is left to rdt_src_push() to report. */
+	if (h->magic != RDT_REC_MAGIC || !h->pid ||
+	    tid_seen(p, (uint64_t)h->pid << 32 | h->tid))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", h->pid, h->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	n = fread(c.comm, 1, sizeof(c.comm), f);
+	fclose(f);
+	if (n && c.comm[n - 1] == '\n')
+		c.comm[n - 1] = 0;
+	if (!n || !c.comm[0])
+		return 0;
+	c.hdr = *h;
+	c.hdr.type = RDT_EV_COMM;
+	c.hdr.size = sizeof(c);
+	c.hdr.dev = RDT_NO_DEV;
+	return rdt_src_push(p->s, &c, sizeof(c), "ring buffer", RDT_NO_OFF);
+}
+
+static int push_cb(void *ctx, const void *rec, size_t len)
+{
+	struct custom_priv *p = ctx;
+
+	if (p->err)
+		return p->err;
+	if (len >= sizeof(struct rdt_hdr))
+		p->err = announce_comm(p, rec);
+	if (!p->err)
+		p->err = rdt_src_push(p->s, rec, len, "ring buffer",
+				      RDT_NO_OFF);
+	return p->err;
+}
+
+static void check_dropped(struct rdt_src *s, struct custom_priv *p)
+{
+	uint64_t d;
+
+	if (!p->ops.dropped)
+		return;
+	d = p->ops.dropped(p->ctx);
+	/* Not derivable from the records: written to trace files as is. */
+	if (d > p->dropped)
+		rdt_src_push_lost(s, RDT_SRC_BPF, UINT32_MAX, d - p->dropped,
+				  rdt_now_mono(), false);
+	p->dropped = d;
+}
+
+static int custom_fill(struct rdt_src *s)
+{
+	struct custom_priv *p = s->priv;
+	int ret = p->ops.consume(p->ctx, push_cb, p);
+
+	if (p->err)
+		return p->err;
+	if (ret < 0)
+		return ret;
+	check_dropped(s, p);
+	if (!s->live)
+		s->eof = true;
+	return 0;
+}
+
+static int custom_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
+{
+	struct custom_priv *p = s->priv;
+	int fd = p->ops.fd ? p->ops.fd(p->ctx) : -1;
+
+	if (fd < 0 || max < 1)
+		return 0;
+	pfd->fd = fd;
+	pfd->events = POLLIN;
+	pfd->revents = 0;
+	return 1;
+}
+
+static void custom_finish(struct rdt_src *s)
+{
+	check_dropped(s, s->priv);
+}
+
+static void custom_close(struct rdt_src *s)
+{
+	struct custom_priv *p = s->priv;
+
+	if (!p)
+		return;
+	if (p->ops.close)
+		p->ops.close(p->ctx);
+	free(p->tids);
+	free(p);
+	s->priv = NULL;
+}
+
+static const struct rdt_src_ops custom_ops = {
+	.fill = custom_fill,
+	.pollfds = custom_pollfds,
+	.finish = custom_finish,
+	.close = custom_close,
+};
+
+int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
+			void *ctx)
+{
+	struct custom_priv *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	if (!ops || !ops->consume) {
+		free(p);
+		rdt_src_set_error(s, "%s: source without a consume operation",
+				  s->name);
+		return -EINVAL;
+	}
+	p->ops = *ops;
+	p->ctx = ctx;
+	p->s = s;
+	s->priv = p;
+	s->ops = &custom_ops;
+	rdt_local_file_hdr(&s->fh, NULL);
+	s->meta = rdt_local_meta();
+	if (ops->dropped)
+		p->dropped = ops->dropped(ctx);
+	return 0;
+}

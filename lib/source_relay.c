@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Live relay source: /sys/kernel/debug/rdmatrace/trace<cpu>, one stream per
+ * CPU.  relay's poll wakes only on a sub-buffer switch, so the reader polls
+ * with a timeout and then read()s every CPU: read returns the partial
+ * current sub-buffer and skips relay's padding.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CPU_BUF (256 * 1024)
+#define MAX_CPUS 4096
+
+struct relay_cpu {
+	int fd;
+	unsigned int cpu;
+	char name[16];		/* "cpu N", for messages */
+	unsigned char *buf;
+	size_t len;
+	uint64_t off;
+};
+
+struct relay_priv {
+	char *dir;
+	struct relay_cpu *cpus;
+	unsigned int ncpus;
+	uint64_t last_scan;
+};
+
+static bool lockdown_active(char *mode, size_t len)
+{
+	FILE *f = fopen("/sys/kernel/security/lockdown", "r");
+	char line[128] = "", *a, *b;
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	a = strchr(line, '[');
+	b = a ? strchr(a, ']') : NULL;
+	if (!a || !b)
+		return false;
+	snprintf(mode, len, "%.*s", (int)(b - a - 1), a + 1);
+	return strcmp(mode, "none") != 0;
+}
+
+static int open_cpu(struct rdt_src *s, struct relay_priv *p, unsigned int cpu)
+{
+	struct relay_cpu *c, *v;
+	char path[600], mode[32];
+	int fd;
+
+	for (unsigned int i = 0; i < p->ncpus; i++)
+		if (p->cpus[i].cpu == cpu)
+			return 0;
+	snprintf(path, sizeof(path), "%s/trace%u", p->dir, cpu);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if ((e == EPERM || e == EACCES) && lockdown_active(mode, sizeof(mode)))
+			rdt_src_set_error(s, "%s: debugfs refuses relay files under "
+					  "kernel lockdown (%s; Secure Boot?): "
+					  "live tracing is impossible here",
+					  path, mode);
+		else if (e == EPERM || e == EACCES)
+			rdt_src_set_error(s, "%s: permission denied (the rdmatrace "
+					  "debugfs files are root-only)", path);
+		else
+			rdt_src_set_error(s, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	v = realloc(p->cpus, (p->ncpus + 1) * sizeof(*v));
+	if (!v) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->cpus = v;
+	c = &p->cpus[p->ncpus];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->cpu = cpu;
+	snprintf(c->name, sizeof(c->name), "cpu %u", cpu);
+	c->buf = malloc(CPU_BUF);
+	if (!c->buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	p->ncpus++;
+	return 0;
+}
+
+/* CPUs that come online get a new trace<N> file: pick them up. */
+static int scan(struct rdt_src *s, struct relay_priv *p)
+{
+	DIR *d = opendir(p->dir);
+	struct dirent *de;
+	int ret = 0;
+
+	p->last_scan = rdt_now_mono();
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned int cpu;
+		char extra;
+
+		if (sscanf(de->d_name, "trace%u%c", &cpu, &extra) != 1 ||
+		    cpu >= MAX_CPUS)
+			continue;
+		ret = open_cpu(s, p, cpu);
+		if (ret < 0)
+			break;
+	}
+	closedir(d);
+	return ret;
+}
+
+static int read_cpu(struct rdt_src *s, struct relay_cpu *c, bool *got)
+{
+	size_t pos = 0;
+	ssize_t n;
+	int ret;
+
+	n = read(c->fd, c->buf + c->len, CPU_BUF - c->len);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return 0;
+	*got = true;
+	c->len += (size_t)n;
+	while (c->len - pos >= sizeof(struct rdt_hdr)) {
+		struct rdt_hdr h;
+
+		memcpy(&h, c->buf + pos, sizeof(h));
+		if (h.magic == RDT_REC_MAGIC && h.size >= sizeof(h) &&
+		    h.size > c->len - pos)
+			break;	/* rest of the record is not written yet */
+		ret = rdt_src_push(s, c->buf + pos, c->len - pos, c->name,
+				   c->off);
+		if (ret < 0)
+			return ret;
+		pos += h.size;
+		c->off += h.size;
+	}
+	memmove(c->buf, c->buf + pos, c->len - pos);
+	c->len -= pos;
+	return 0;
+}
+
+static int relay_fill(struct rdt_src *s)
+{
+	struct relay_priv *p = s->priv;
+	bool got;
+	int ret;
+
+	if (s->live && rdt_now_mono() - p->last_scan > 1000000000ull)
+		scan(s, p);
+	do {
+		got = false;
+		for (unsigned int i = 0; i < p->ncpus; i++) {
+			bool g = false;
+
+			ret = read_cpu(s, &p->cpus[i], &g);
+			if (ret < 0) {
+				if (!s->failed)
+					rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
+							  p->cpus[i].cpu,
+							  strerror(-ret));
+				return ret;
+			}
+			got |= g;
+		}
+		/* Live: one pass, then back to the merge so output flows;
+		 * one-shot: drain everything that is there now. */
+	} while (got && !s->live);
+	if (!s->live)
+		s->eof = true;
+	return 0;
+}
+
+static int relay_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
+{
+	struct relay_priv *p = s->priv;
+	int n = 0;
+
+	for (unsigned int i = 0; i < p->ncpus && n < max; i++, n++) {
+		pfd[n].fd = p->cpus[i].fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+	}
+	return n;
+}
+
+/*
+ * `dropped` lines name a CPU ("cpu3 12", "3: 12") or the total ("total 12").
+ * Fills per-CPU counts in v[] (grown as needed), returns the total or -1.
+ */
+static long long read_dropped(const char *dir, uint64_t **v, unsigned int *nv)
+{
+	char path[600], line[256];
+	long long total = -1, sum = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/dropped", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *q = line, *last = NULL;
+		unsigned long long num = 0, cpu;
+		bool is_cpu = false;
+
+		while (isspace((unsigned char)*q))
+			q++;
+		if (!strncmp(q, "cpu", 3) && isdigit((unsigned char)q[3])) {
+			cpu = strtoull(q + 3, &q, 10);
+			is_cpu = true;
+		} else if (isdigit((unsigned char)*q) && strchr(q, ':')) {
+			cpu = strtoull(q, &q, 10);
+			is_cpu = true;
+		} else {
+			cpu = 0;
+		}
+		for (char *t = q; *t; t++)
+			if (isdigit((unsigned char)*t) &&
+			    (t == q || !isalnum((unsigned char)t[-1])))
+				last = t;
+		if (!last)
+			continue;
+		num = strtoull(last, NULL, 10);
+		if (is_cpu && cpu < MAX_CPUS) {
+			if (cpu >= *nv) {
+				uint64_t *n = realloc(*v, (cpu + 1) * sizeof(*n));
+
+				if (!n)
+					continue;
+				memset(n + *nv, 0, (cpu + 1 - *nv) * sizeof(*n));
+				*v = n;
+				*nv = (unsigned int)cpu + 1;
+			}
+			(*v)[cpu] = num;
+			sum += (long long)num;
+		} else if (strstr(line, "total") || total < 0) {
+			total = (long long)num;
+		}
+	}
+	fclose(f);
+	return total >= 0 ? total : sum;
+}
+
+static void relay_finish(struct rdt_src *s)
+{
+	struct relay_priv *p = s->priv;
+	uint64_t *v = NULL, now = rdt_now_mono();
+	unsigned int nv = 0;
+	long long total = read_dropped(p->dir, &v, &nv);
+	uint64_t seen = 0;
+
+	/* Loss after the last sub-buffer switch shows only in `dropped`. */
+	for (unsigned int cpu = 0; cpu < nv; cpu++) {
+		uint64_t had = cpu < s->nsubbuf_lost ? s->subbuf_lost[cpu] : 0;
+
+		if (v[cpu] > had)
+			rdt_src_push_lost(s, RDT_SRC_KMOD, cpu, v[cpu] - had,
+					  now, false);
+		seen += v[cpu] > had ? v[cpu] : had;
+	}
+	if (!nv && total > 0) {
+		for (unsigned int cpu = 0; cpu < s->nsubbuf_lost; cpu++)
+			seen += s->subbuf_lost[cpu];
+		if ((uint64_t)total > seen)
+			rdt_src_push_lost(s, RDT_SRC_KMOD, UINT32_MAX,
+					  (uint64_t)total - seen, now, false);
+	}
+	free(v);
+}
+
+static void relay_close(struct rdt_src *s)
+{
+	struct relay_priv *p = s->priv;
+
+	if (!p)
+		return;
+	for (unsigned int i = 0; i < p->ncpus; i++) {
+		close(p->cpus[i].fd);
+		free(p->cpus[i].buf);
+	}
+	free(p->cpus);
+	free(p->dir);
+	free(p);
+	s->priv = NULL;
+}
+
+static const struct rdt_src_ops relay_ops = {
+	.fill = relay_fill,
+	.pollfds = relay_pollfds,
+	.finish = relay_finish,
+	.close = relay_close,
+};
+
+/* "abi 1.0" anywhere in the version file; absent: rely on record headers. */
+static int version_major(const char *dir, char *text, size_t len)
+{
+	char path[600];
+	const char *a;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/version", dir);
+	text[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(text, 1, len - 1, f);
+	text[n] = 0;
+	fclose(f);
+	text[strcspn(text, "\n")] = 0;
+	a = strstr(text, "abi");
+	if (!a)
+		a = strstr(text, "ABI");
+	if (!a)
+		return -1;
+	while (*a && !isdigit((unsigned char)*a))
+		a++;
+	return *a ? atoi(a) : -1;
+}
+
+int rdt_src_relay_open(struct rdt_src *s, const char *dir)
+{
+	struct relay_priv *p = calloc(1, sizeof(*p));
+	char vtext[128];
+	struct stat st;
+	uint64_t *v = NULL;
+	unsigned int nv = 0;
+	int major, ret;
+
+	if (!p)
+		return -ENOMEM;
+	s->priv = p;
+	s->ops = &relay_ops;
+	p->dir = strdup(dir);
+	if (stat(dir, &st) < 0) {
+		int e = errno;
+		struct stat m;
+
+		if (e == EACCES || e == EPERM)
+			rdt_src_set_error(s, "%s: permission denied (debugfs is "
+					  "root-only: run as root)", dir);
+		else if (e == ENOENT && !strncmp(dir, "/sys/kernel/debug", 17) &&
+			 stat("/sys/kernel/debug/kernel", &m) < 0 &&
+			 stat("/sys/kernel/debug/tracing", &m) < 0)
+			rdt_src_set_error(s, "%s: missing: debugfs is not mounted "
+					  "(mount -t debugfs none /sys/kernel/debug)",
+					  dir);
+		else if (e == ENOENT)
+			rdt_src_set_error(s, "%s: missing relay directory: is "
+					  "rdmatrace.ko loaded? (modprobe rdmatrace)",
+					  dir);
+		else
+			rdt_src_set_error(s, "%s: %s", dir, strerror(e));
+		return -e;
+	}
+	major = version_major(dir, vtext, sizeof(vtext));
+	if (major >= 0 && major != RDT_ABI_MAJOR) {
+		rdt_src_set_error(s, "%s: rdmatrace.ko speaks ABI %d (version "
+				  "\"%s\"), this reader speaks %d: install matching "
+				  "versions", dir, major, vtext, RDT_ABI_MAJOR);
+		return -EPROTO;
+	}
+	rdt_local_file_hdr(&s->fh, dir);
+	s->meta = rdt_local_meta();
+	ret = scan(s, p);
+	if (ret < 0) {
+		if (!s->failed)
+			rdt_src_set_error(s, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	if (!p->ncpus) {
+		rdt_src_set_error(s, "%s: no trace<cpu> relay files (not an "
+				  "rdmatrace relay directory, or another module "
+				  "version)", dir);
+		return -ENOENT;
+	}
+	/* Loss from before this reader started is not ours to report. */
+	read_dropped(dir, &v, &nv);
+	s->subbuf_lost = v;
+	s->nsubbuf_lost = nv;
+	return 0;
+}

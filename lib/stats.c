@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* --stats: per-QP counts, WR latency, per-collective bandwidth, drops. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct qp_stat {
+	uint32_t host, dev, qpn;
+	char devname[RDT_NAME_LEN + 1];
+	uint64_t sends, recvs, doorbells, wcs, wc_errors, rxe_cqes, modifies,
+		 send_bytes, retries;
+	struct qp_stat *next;
+};
+
+struct coll_stat {
+	uint32_t fn;
+	int32_t nranks;
+	uint64_t bytes, calls, total_ns, errors;
+	struct coll_stat *next;
+};
+
+#define QP_BUCKETS 1024
+#define HIST_BUCKETS 48
+
+struct rdt_stats {
+	struct qp_stat *qps[QP_BUCKETS];
+	size_t nqps;
+	struct coll_stat *colls;
+	struct rdt_wrmatch *m;
+	uint64_t *lat;
+	size_t nlat, caplat;
+	bool sorted;
+	uint64_t hist[HIST_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
+	uint64_t unmatched;
+	uint64_t types[RDT_EV_MAX + 1];
+};
+
+RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
+{
+	struct rdt_stats *st = calloc(1, sizeof(*st));
+
+	if (st && !(st->m = rdt_wrmatch_new())) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < QP_BUCKETS && st->nqps; i++)
+		while (st->qps[i]) {
+			struct qp_stat *n = st->qps[i]->next;
+
+			free(st->qps[i]);
+			st->qps[i] = n;
+			st->nqps--;
+		}
+	while (st->colls) {
+		struct coll_stat *n = st->colls->next;
+
+		free(st->colls);
+		st->colls = n;
+	}
+	rdt_wrmatch_free(st->m);
+	free(st->lat);
+	free(st);
+}
+
+static struct qp_stat *qp_get(struct rdt_stats *st, const struct rdt_event *ev,
+			      uint32_t qpn)
+{
+	uint32_t dev = ev->rec.hdr.dev;
+	unsigned int b = (qpn * 2654435761u ^ dev * 40503u ^ ev->host) % QP_BUCKETS;
+	struct qp_stat *q;
+
+	for (q = st->qps[b]; q; q = q->next)
+		if (q->qpn == qpn && q->dev == dev && q->host == ev->host)
+			return q;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->host = ev->host;
+	q->dev = dev;
+	q->qpn = qpn;
+	q->next = st->qps[b];
+	st->qps[b] = q;
+	st->nqps++;
+	return q;
+}
+
+static void add_latency(struct rdt_stats *st, uint64_t ns)
+{
+	int b = 0;
+
+	if (st->nlat == st->caplat) {
+		size_t cap = st->caplat ? st->caplat * 2 : 1024;
+		uint64_t *v = realloc(st->lat, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		st->lat = v;
+		st->caplat = cap;
+	}
+	st->lat[st->nlat++] = ns;
+	st->sorted = false;
+	while (b < HIST_BUCKETS - 1 && ns >> (b + 1))
+		b++;
+	st->hist[b]++;
+}
+
+static bool is_collective(uint32_t fn)
+{
+	return fn >= RDT_NCCL_ALL_REDUCE && fn <= RDT_NCCL_RECV;
+}
+
+/* nccl-tests' size convention: the bytes of the whole buffer it reports. */
+static uint64_t coll_bytes(const struct rdt_ev_nccl_call *c)
+{
+	uint64_t b = c->count * (uint64_t)rdt_nccl_type_size(c->datatype);
+
+	switch (c->fn) {
+	case RDT_NCCL_ALL_GATHER:
+	case RDT_NCCL_REDUCE_SCATTER:
+	case RDT_NCCL_ALL_TO_ALL:
+		return b * (uint64_t)(c->nranks > 0 ? c->nranks : 1);
+	}
+	return b;
+}
+
+/* nccl-tests busbw factor (doc/PERFORMANCE.md). */
+static double bus_factor(uint32_t fn, int n)
+{
+	if (n <= 0)
+		return 1;
+	switch (fn) {
+	case RDT_NCCL_ALL_REDUCE:
+		return 2.0 * (n - 1) / n;
+	case RDT_NCCL_ALL_GATHER:
+	case RDT_NCCL_REDUCE_SCATTER:
+	case RDT_NCCL_ALL_TO_ALL:
+		return (double)(n - 1) / n;
+	}
+	return 1;
+}
+
+RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	uint64_t post_ts = 0;
+	struct qp_stat *q = NULL;
+	uint32_t qpn;
+
+	st->types[r->hdr.type <= RDT_EV_MAX ? r->hdr.type : 0]++;
+	if (rdt_record_qpn(r, &qpn)) {
+		q = qp_get(st, ev, qpn);
+		if (!q)
+			return;
+		if (ev->devname && *ev->devname)
+			snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
+	}
+	switch (r->hdr.type) {
+	case RDT_EV_POST_SEND:
+		q->sends++;
+		q->send_bytes += r->post_send.total_len;
+		rdt_wrmatch_event(st->m, ev, &post_ts);
+		break;
+	case RDT_EV_POST_RECV:
+		q->recvs++;
+		rdt_wrmatch_event(st->m, ev, &post_ts);
+		break;
+	case RDT_EV_POST_SEND_DB:
+		q->doorbells++;
+		break;
+	case RDT_EV_QP_MODIFY:
+		q->modifies++;
+		break;
+	case RDT_EV_RXE_RETRY:
+		q->retries++;
+		break;
+	case RDT_EV_POLL_CQ_WC:
+	case RDT_EV_RXE_CQE:
+		if (r->hdr.type == RDT_EV_POLL_CQ_WC) {
+			q->wcs++;
+			q->wc_errors += r->wc.status != 0;
+		} else {
+			q->rxe_cqes++;
+			q->wc_errors += r->rxe_cqe.status != 0;
+		}
+		if (rdt_wrmatch_event(st->m, ev, &post_ts) && ev->ts >= post_ts)
+			add_latency(st, ev->ts - post_ts);
+		else
+			st->unmatched++;
+		break;
+	case RDT_EV_NCCL_CALL: {
+		const struct rdt_ev_nccl_call *c = &r->nccl_call;
+		uint64_t bytes = coll_bytes(c);
+		struct coll_stat *cs;
+
+		if (!is_collective(c->fn))
+			break;
+		for (cs = st->colls; cs; cs = cs->next)
+			if (cs->fn == c->fn && cs->bytes == bytes &&
+			    cs->nranks == c->nranks)
+				break;
+		if (!cs && (cs = calloc(1, sizeof(*cs)))) {
+			cs->fn = c->fn;
+			cs->bytes = bytes;
+			cs->nranks = c->nranks;
+			cs->next = st->colls;
+			st->colls = cs;
+		}
+		if (!cs)
+			break;
+		cs->calls++;
+		cs->total_ns += c->duration_ns;
+		cs->errors += c->ret != 0;
+		break;
+	}
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+RDT_EXPORT uint64_t rdt_stats_wr_matched(const struct rdt_stats *st)
+{
+	return st->nlat;
+}
+
+RDT_EXPORT uint64_t rdt_stats_wr_unmatched_completions(const struct rdt_stats *st)
+{
+	return st->unmatched;
+}
+
+/* Nearest-rank quantile: an observed value, easy to check independently. */
+RDT_EXPORT int rdt_stats_wr_latency(const struct rdt_stats *cst, double q,
+				    uint64_t *ns)
+{
+	struct rdt_stats *st = (struct rdt_stats *)cst;
+	size_t i;
+
+	if (!st->nlat)
+		return -ENOENT;
+	if (!st->sorted) {
+		qsort(st->lat, st->nlat, sizeof(*st->lat), cmp_u64);
+		st->sorted = true;
+	}
+	if (q <= 0)
+		i = 0;
+	else if (q >= 1)
+		i = st->nlat - 1;
+	else
+		i = (size_t)ceil(q * (double)st->nlat) - 1;
+	*ns = st->lat[i];
+	return 0;
+}
+
+static int cmp_qp(const void *a, const void *b)
+{
+	const struct qp_stat *x = *(struct qp_stat *const *)a,
+			     *y = *(struct qp_stat *const *)b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
+}
+
+static struct qp_stat **sorted_qps(const struct rdt_stats *st)
+{
+	struct qp_stat **v = calloc(st->nqps + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (int i = 0; i < QP_BUCKETS; i++)
+		for (struct qp_stat *q = st->qps[i]; q; q = q->next)
+			v[n++] = q;
+	qsort(v, n, sizeof(*v), cmp_qp);
+	return v;
+}
+
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
+static const char *const qnames[] = { "p50", "p90", "p99", "p99.9", "max" };
+
+RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
+				const struct rdt_reader *r, FILE *o)
+{
+	struct qp_stat **qv = sorted_qps(st);
+	uint64_t hmax = 0;
+
+	fprintf(o, "\n== per-QP counts ==\n%-4s %-10s %8s %8s %8s %8s %8s %8s %6s %6s %12s\n",
+		"host", "dev", "qpn", "sends", "recvs", "dbells", "wcs",
+		"rxe_cqe", "errs", "modify", "send_bytes");
+	for (size_t i = 0; qv && qv[i]; i++) {
+		struct qp_stat *q = qv[i];
+		char dev[RDT_NAME_LEN + 2];
+
+		if (q->devname[0])
+			snprintf(dev, sizeof(dev), "%s", q->devname);
+		else
+			snprintf(dev, sizeof(dev), "%u", q->dev);
+		fprintf(o, "%-4u %-10s %8u %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+			" %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64
+			" %12" PRIu64 "\n", q->host, dev, q->qpn, q->sends,
+			q->recvs, q->doorbells, q->wcs, q->rxe_cqes,
+			q->wc_errors, q->modifies, q->send_bytes);
+	}
+	free(qv);
+	fprintf(o, "\n== WR latency (post -> completion) ==\nmatched %zu, "
+		"completions without a traced post %" PRIu64 "\n", st->nlat,
+		st->unmatched);
+	for (size_t i = 0; st->nlat && i < sizeof(quantiles) / sizeof(*quantiles); i++) {
+		uint64_t v = 0;
+
+		rdt_stats_wr_latency(st, quantiles[i], &v);
+		fprintf(o, "  %-6s %12" PRIu64 " ns\n", qnames[i], v);
+	}
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		if (st->hist[b] > hmax)
+			hmax = st->hist[b];
+	for (int b = 0; b < HIST_BUCKETS; b++) {
+		char bar[41];
+		int w;
+
+		if (!st->hist[b])
+			continue;
+		w = (int)(st->hist[b] * 40 / hmax);
+		memset(bar, '#', (size_t)w);
+		bar[w] = 0;
+		fprintf(o, "  [%12llu, %12llu) ns %8" PRIu64 " %s\n",
+			b ? 1ull << b : 0ull, 1ull << (b + 1), st->hist[b], bar);
+	}
+	fprintf(o, "\n== NCCL collectives (enqueue time: uretprobe sees the "
+		"host call, not GPU time) ==\n%-18s %6s %14s %8s %12s %10s %10s %6s\n",
+		"function", "nranks", "bytes", "calls", "avg_us", "algbw_GB/s",
+		"busbw_GB/s", "errors");
+	for (struct coll_stat *c = st->colls; c; c = c->next) {
+		double avg = c->calls ? (double)c->total_ns / (double)c->calls : 0;
+		double alg = avg > 0 ? (double)c->bytes / avg : 0;	/* B/ns = GB/s */
+
+		fprintf(o, "%-18s %6d %14" PRIu64 " %8" PRIu64 " %12.3f %10.3f %10.3f %6" PRIu64 "\n",
+			rdt_nccl_fn_name(c->fn), c->nranks, c->bytes, c->calls,
+			avg / 1000, alg, alg * bus_factor(c->fn, c->nranks), c->errors);
+	}
+	fprintf(o, "\n== drops ==\n");
+	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
+		struct rdt_source_stats ss;
+
+		rdt_reader_source_stats(r, i, &ss);
+		fprintf(o, "%s: records %" PRIu64 " lost %" PRIu64
+			" (kmod %" PRIu64 " bpf %" PRIu64 " user %" PRIu64
+			") unknown-type %" PRIu64 " late %" PRIu64 "\n", ss.name,
+			ss.records, ss.lost, ss.lost_by[RDT_SRC_KMOD],
+			ss.lost_by[RDT_SRC_BPF], ss.lost_by[RDT_SRC_USER],
+			ss.unknown, ss.late);
+		for (uint32_t c = 0; c < ss.ncpus; c++)
+			if (ss.lost_cpu[c])
+				fprintf(o, "  cpu%u lost %" PRIu64 "\n", c, ss.lost_cpu[c]);
+	}
+}
+
+RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
+				     const struct rdt_reader *r, FILE *o)
+{
+	struct qp_stat **qv = sorted_qps(st);
+	const char *sep = "";
+
+	fprintf(o, "{\"type\":\"stats\",\"qps\":[");
+	for (size_t i = 0; qv && qv[i]; i++) {
+		struct qp_stat *q = qv[i];
+
+		fprintf(o, "%s{\"host\":%u,\"dev\":%u,\"devname\":", sep, q->host, q->dev);
+		rdt_json_str(o, q->devname, sizeof(q->devname));
+		fprintf(o, ",\"qpn\":%u,\"sends\":%" PRIu64 ",\"recvs\":%" PRIu64
+			",\"doorbells\":%" PRIu64 ",\"wcs\":%" PRIu64
+			",\"rxe_cqes\":%" PRIu64 ",\"errors\":%" PRIu64
+			",\"modifies\":%" PRIu64 ",\"send_bytes\":%" PRIu64
+			",\"retries\":%" PRIu64 "}", q->qpn, q->sends, q->recvs,
+			q->doorbells, q->wcs, q->rxe_cqes, q->wc_errors,
+			q->modifies, q->send_bytes, q->retries);
+		sep = ",";
+	}
+	free(qv);
+	fprintf(o, "],\"wr_latency\":{\"matched\":%zu,\"unmatched_completions\":%"
+		PRIu64, st->nlat, st->unmatched);
+	for (size_t i = 0; st->nlat && i < sizeof(quantiles) / sizeof(*quantiles); i++) {
+		uint64_t v = 0;
+
+		rdt_stats_wr_latency(st, quantiles[i], &v);
+		fprintf(o, ",\"%s_ns\":%" PRIu64, qnames[i], v);
+	}
+	fprintf(o, ",\"histogram\":[");
+	sep = "";
+	for (int b = 0; b < HIST_BUCKETS; b++)
+		if (st->hist[b]) {
+			fprintf(o, "%s{\"lo_ns\":%llu,\"hi_ns\":%llu,\"count\":%" PRIu64 "}",
+				sep, b ? 1ull << b : 0ull, 1ull << (b + 1), st->hist[b]);
+			sep = ",";
+		}
+	fprintf(o, "]},\"collectives\":[");
+	sep = "";
+	for (struct coll_stat *c = st->colls; c; c = c->next) {
+		double avg = c->calls ? (double)c->total_ns / (double)c->calls : 0;
+		double alg = avg > 0 ? (double)c->bytes / avg : 0;
+
+		fprintf(o, "%s{\"fn\":\"%s\",\"nranks\":%d,\"bytes\":%" PRIu64
+			",\"calls\":%" PRIu64 ",\"avg_ns\":%.1f,\"algbw_gbps\":%.6f,"
+			"\"busbw_gbps\":%.6f,\"errors\":%" PRIu64 "}", sep,
+			rdt_nccl_fn_name(c->fn), c->nranks, c->bytes, c->calls,
+			avg, alg, alg * bus_factor(c->fn, c->nranks), c->errors);
+		sep = ",";
+	}
+	fprintf(o, "],\"sources\":[");
+	sep = "";
+	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
+		struct rdt_source_stats ss;
+
+		rdt_reader_source_stats(r, i, &ss);
+		fprintf(o, "%s{\"name\":", sep);
+		rdt_json_str(o, ss.name, 4096);
+		fprintf(o, ",\"records\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64 ",\"lost_cpu\":{",
+			ss.records, ss.lost, ss.unknown, ss.late);
+		for (uint32_t c = 0, first = 1; c < ss.ncpus; c++)
+			if (ss.lost_cpu[c]) {
+				fprintf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", c,
+					ss.lost_cpu[c]);
+				first = 0;
+			}
+		fprintf(o, "}}");
+		sep = ",";
+	}
+	fprintf(o, "]}\n");
+}

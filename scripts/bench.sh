@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: what tracing costs, side by side, in one run.  Writes
+# bench/RESULTS.md and bench/results.json (BENCH_OUT=DIR to write elsewhere).
+#   BENCH_QUICK=1   tiny sizes, host figures only (tests/bench/smoke.test)
+#   BENCH_VM=0      skip the guest figures (1, 2, 5)
+#   BENCH_KERNEL=K  test-bed kernel for the guest figures (debian-6.1)
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+export RDT_ROOT=$ROOT RDT_BUILD=${RDT_BUILD:-$ROOT/build}
+OUT=${BENCH_OUT:-$ROOT/bench}
+K=${BENCH_KERNEL:-debian-6.1}
+QUICK=${BENCH_QUICK:-0}
+VM=${BENCH_VM:-1}
+[ "$QUICK" = 1 ] && VM=${BENCH_VM:-0}
+mkdir -p "$OUT"
+RAW=$(mktemp /tmp/rdt-bench-raw.XXXXXX)
+trap 'rm -f "$RAW"' EXIT
+log() { echo "bench: $*" >&2; }
+
+make -s -C bench >&2
+{
+	echo "M date $(date -Iseconds)"
+	echo "M commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "M host_kernel $(uname -r)"
+	echo "M cpu $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1) x $(nproc)"
+	echo "M load_at_start $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "M guest_kernel $K ($(tests/vm/kernels list | awk -v k="$K" '$1 == k { print $2 }'))"
+	echo "M mode $([ "$QUICK" = 1 ] && echo quick || echo full)"
+} >>"$RAW"
+
+if [ "$QUICK" = 1 ]; then
+	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000
+else
+	REPS=${BENCH_REPS:-5} DEC_N=${BENCH_DECODE_EVENTS:-8000000} DEC_SLOW=${BENCH_SLOW_EVENTS:-400000}
+	NCCL_N=${BENCH_NCCL_CALLS:-100000}
+fi
+
+log "figure 3: decode + merge ($DEC_N events; $DEC_SLOW for JSON/Perfetto/SQLite), $REPS reps"
+bench/host-decode.sh "$REPS" "$DEC_N" "$DEC_SLOW" >>"$RAW"
+log "figure 4: NCCL uprobes ($NCCL_N calls), $REPS reps"
+bench/host-nccl.sh "$REPS" "$NCCL_N" >>"$RAW" || log "NCCL figure failed"
+
+if [ "$VM" = 1 ]; then
+	kmake() {
+		kd=$(tests/vm/kernels kdir "$K")
+		make -s -C bench kmod KDIR="$kd" >&2
+		make -s -C bench >&2
+	}
+	kmake
+	# A guest run that produced no figure (e.g. the test bed's initramfs
+	# cache was busy with another build) is retried once.
+	vm() {
+		for try in 1 2; do
+			tests/vm/run --kernel "$K" "$@" >"$RAW.one" 2>&1 || true
+			cat "$RAW.one" >>"$RAW.log"
+			grep '^R ' "$RAW.one" >>"$RAW" && break
+			log "guest run gave no figures (try $try): $(grep -v '^R ' "$RAW.one" | tail -3 | tr '\n' ' ')"
+		done
+		rm -f "$RAW.one"
+	}
+	log "figure 1: kernel verb cost, icount (deterministic), 3 reps"
+	vm --icount --smp 1 --timeout 600 -- bench/guest-verbs.sh icount 3 5000
+	log "figure 1: kernel verb cost, plain TCG, $REPS reps"
+	vm --smp 2 --timeout 600 -- bench/guest-verbs.sh tcg "$REPS" 5000
+	log "figure 2: capture rate"
+	vm --smp 2 --timeout 600 -- bench/guest-capture.sh 2 50000 20000000
+	log "figure 5: workload slowdown, 3 reps"
+	vm --smp 2 --timeout 900 -- bench/guest-workload.sh 3 500 500 1048576
+	grep -E '^capture |FAIL|rdt-guest: |exited' "$RAW.log" >&2 || true
+	rm -f "$RAW.log"
+fi
+python3 bench/report.py "$RAW" "$OUT"

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make stress: the fault tests of tests/stress/ at full count on the debug
+# kernel (KASAN, lockdep, kmemleak, DEBUG_ATOMIC_SLEEP), hostile input and
+# libFuzzer on the host, then a summary table (stdout and
+# build/tests/stress/SUMMARY.md).
+#
+#   RDT_STRESS_KERNEL=debug     test-bed kernel for the guest tests
+#   RDT_STRESS_ONLY="unload churn"   a subset of the guest tests
+#   RDT_FUZZ_RUNS=10000000      libFuzzer executions on the decoder
+#   RDT_STRESS_HOST=0           skip hostile input and libFuzzer (~17 min),
+#                               e.g. when running the guest tests in parts
+#   RDT_STRESS=1 is exported; RDT_STRESS=0 RDT_STRESS_SCALE=N runs the
+#   reduced counts times N instead.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export RDT_ROOT=$PWD RDT_BUILD=$PWD/build RDT_STRESS=${RDT_STRESS:-1}
+K=${RDT_STRESS_KERNEL:-debug}
+OUT=$RDT_BUILD/tests/stress
+LOG=$OUT/logs
+mkdir -p "$LOG"
+RUNS=${RDT_FUZZ_RUNS:-10000000}
+fails=0
+declare -A res
+
+note() { echo "stress: $*"; }
+kv() { sed -n "s/^RESULT $1 .*\b$2=\([^ ]*\).*/\1/p" "$LOG/$1.log" 2>/dev/null | tail -1; }
+
+HOST=${RDT_STRESS_HOST:-1}
+# This run's table must not show an earlier run's host figures.
+[ "$HOST" != 0 ] || rm -f "$LOG/hostile.log" "$LOG"/fuzz.*.log
+# Host: the helpers (the guest tests need rdt-scan), hostile input.
+for t in build $([ "$HOST" = 0 ] || echo hostile); do
+	note "host: $t"
+	if tests/stress/$t.test >"$LOG/$t.log" 2>&1; then res[$t]=PASS; else res[$t]=FAIL; fails=$((fails + 1)); tail -20 "$LOG/$t.log"; fi
+done
+
+# libFuzzer on the decoder, at least RUNS executions (tests/lib/fuzz.test's target).
+fz=FAIL fexec=0
+[ "$HOST" = 0 ] && fz="not run" && res[hostile]="not run"
+[ "$HOST" = 0 ] || note "host: libFuzzer, $RUNS executions"
+if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
+	L=lib
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I$L/include -I$RDT_BUILD/lib/include -I$L -o "$OUT/fuzz_file" tests/lib/fuzz_file.c \
+		$(for f in decode merge source_file source_relay source_custom hostinfo filter \
+			wrmatch stats fields sink sink_text sink_json sink_perfetto sink_sqlite \
+			sink_binary source_bpf; do echo "$L/$f.c"; done) -lsqlite3 -lm \
+		>"$LOG/fuzz-cc.log" 2>&1 || note "fuzzer build failed: $(tail -3 "$LOG/fuzz-cc.log")"
+	C=$OUT/fuzz-corpus
+	mkdir -p "$C"
+	G=$RDT_BUILD/tests/lib/rdt-gen
+	[ -x "$G" ] && "$G" -q 2 -n 5 -N 1 -T 1 -L 3 -u 1 -c 2 "$C/gen-a" >/dev/null
+	[ -x "$G" ] && "$G" -q 1 -n 2 -b x "$C/gen-b" >/dev/null
+	cp "$OUT"/real-*.rdt "$C/" 2>/dev/null
+	# One fuzzer per CPU, each its share of the runs and its own seed.
+	J=${RDT_FUZZ_JOBS:-$(nproc)}
+	pids=()
+	for j in $(seq 1 "$J"); do
+		"$OUT/fuzz_file" -runs=$(((RUNS + J - 1) / J)) -seed=$((1000 + j)) -max_len=4096 \
+			-rss_limit_mb=2048 -print_final_stats=1 "$C" >"$LOG/fuzz.$j.log" 2>&1 &
+		pids+=($!)
+	done
+	fz=PASS
+	for p in "${pids[@]}"; do wait "$p" || fz=FAIL; done
+	[ -x "$OUT/fuzz_file" ] || fz=FAIL
+	[ $fz = PASS ] || { fails=$((fails + 1)); tail -30 "$LOG"/fuzz.*.log; }
+	fexec=$(cat "$LOG"/fuzz.*.log | sed -n 's/^stat::number_of_executed_units: *//p' |
+		awk '{ n += $1 } END { print n + 0 }')
+fi
+res[fuzz]=$fz
+
+# Guest tests, one guest at a time.
+ALL="unload churn reader overload control security"
+for t in ${RDT_STRESS_ONLY:-$ALL}; do
+	note "$K: $t"
+	start=$(date +%s)
+	tests/vm/run --kernel "$K" --timeout 7200 -- env RDT_STRESS=$RDT_STRESS \
+		${RDT_STRESS_SCALE:+RDT_STRESS_SCALE=$RDT_STRESS_SCALE} \
+		tests/stress/$t.test >"$LOG/$t.log" 2>&1
+	rc=$?
+	case $rc in
+	0) res[$t]=PASS ;;
+	126) res[$t]="FAIL (kernel splat)"; fails=$((fails + 1)) ;;
+	77) res[$t]=SKIP ;;
+	*) res[$t]="FAIL (exit $rc)"; fails=$((fails + 1)) ;;
+	esac
+	res[$t.secs]=$(($(date +%s) - start))
+	[ $rc = 0 ] || [ $rc = 77 ] || grep -v '^\[' "$LOG/$t.log" | tail -15
+done
+
+splat() { grep -q 'kernel splat' "$LOG/$1.log" 2>/dev/null && echo 1 || kv "$1" splats; }
+{
+	echo "| test | result | what ran | splats | leaks |"
+	echo "| --- | --- | --- | --- | --- |"
+	for t in $ALL; do res[$t]=${res[$t]:-not run}; done
+	echo "| unload under traffic ($K) | ${res[unload]:-} | $(kv unload cycles) modprobe/rmmod cycles, $(kv unload runs) verified workload runs (rdt_workload, ibv_rc_pingpong --chk, rping -V on rxe and siw), $(kv unload failures) failed, $(kv unload connect_drops) siw connections dropped before any data (seen without rdmatrace too) | $(splat unload) | $(kv unload leaks) |"
+	echo "| rdma link churn ($K) | ${res[churn]:-} | $(kv churn cycles) add/delete cycles, $(kv churn devices) devices wrapped on add and unwrapped on remove, $(kv churn traced) traced | $(splat churn) | $(kv churn leaks) |"
+	echo "| reader faults ($K) | ${res[reader]:-} | $(kv reader kills) SIGKILL+restart, $(kv reader toggles) enable toggles, two readers, $(kv reader geometries) geometries | $(splat reader) | - |"
+	echo "| overload ($K) | ${res[overload]:-} | $(kv overload seconds) s: $(kv overload generated) generated, $(kv overload stored) stored, $(kv overload dropped) dropped; drops exact per CPU: $(kv overload exact) | $(splat overload) | - |"
+	echo "| control files ($K) | ${res[control]:-} | $(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged | $(splat control) | - |"
+	echo "| security ($K) | ${res[security]:-} | non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload | $(splat security) | - |"
+	echo "| hostile input (host, ASan+UBSan) | ${res[hostile]:-} | $(kv hostile cases) mutated files, crashes $(kv hostile crashes) | - | - |"
+	echo "| libFuzzer on the decoder (host) | ${res[fuzz]:-} | ${fexec:-0} executions, crashes $(case $fz in PASS) echo 0 ;; "not run") echo - ;; *) echo '>0' ;; esac) | - | - |"
+} >"$OUT/SUMMARY.md"
+echo
+cat "$OUT/SUMMARY.md"
+echo
+note "$fails failed; logs in $LOG"
+[ $fails = 0 ]

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for rdmatrace.ko: record encoding, wrap/unwrap of a fake ops
+ * table, filter logic and exact drop accounting on a real relay channel.
+ */
+#include <kunit/test.h>
+#include <linux/debugfs.h>
+#include <linux/module.h>
+#include <linux/preempt.h>
+#include <linux/relay.h>
+#include <linux/slab.h>
+
+#include "rdt.h"
+
+MODULE_IMPORT_NS(RDMATRACE_KUNIT);
+
+/* ---- rdt_encode ------------------------------------------------------- */
+
+static void rdt_test_sizes(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_hdr), 32);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_subbuf) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_comm) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_device) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_qp_create) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_qp_modify) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_mr) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_post_send) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_post_recv) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_poll_cq_wc) % 8, 0);
+	/* 19 kmod types, DEVICE_ADD (64) .. DEVICE_STATE (82, ABI 1.1). */
+	KUNIT_EXPECT_EQ(test, RDT_EVMASK_ALL, (1ULL << 19) - 1);
+	KUNIT_EXPECT_NE(test, RDT_EVMASK_ALL & RDT_EVMASK(RDT_EV_DEVICE_STATE),
+			0);
+}
+
+static void rdt_test_hdr(struct kunit *test)
+{
+	struct rdt_ev_poll_cq ev = {};
+
+	rdt_fill_hdr(&ev.hdr, RDT_EV_POLL_CQ, sizeof(ev), 3, 123456789ULL, 1,
+		     42, 43);
+	KUNIT_EXPECT_EQ(test, ev.hdr.magic, RDT_REC_MAGIC);
+	KUNIT_EXPECT_EQ(test, ev.hdr.version, RDT_ABI_MAJOR);
+	KUNIT_EXPECT_EQ(test, ev.hdr.source, RDT_SRC_KMOD);
+	KUNIT_EXPECT_EQ(test, ev.hdr.type, RDT_EV_POLL_CQ);
+	KUNIT_EXPECT_EQ(test, ev.hdr.size, sizeof(ev));
+	KUNIT_EXPECT_EQ(test, ev.hdr.ts_ns, 123456789ULL);
+	KUNIT_EXPECT_EQ(test, ev.hdr.dev, 3);
+	KUNIT_EXPECT_EQ(test, ev.hdr.cpu, 1);
+	KUNIT_EXPECT_EQ(test, ev.hdr.pid, 42);
+	KUNIT_EXPECT_EQ(test, ev.hdr.tid, 43);
+}
+
+static void rdt_test_send_wr(struct kunit *test)
+{
+	struct ib_sge sg[2] = {
+		{ .addr = 0x1000, .length = 100, .lkey = 1 },
+		{ .addr = 0x2000, .length = 28, .lkey = 1 },
+	};
+	struct ib_rdma_wr rw = {
+		.wr = {
+			.wr_id = 77,
+			.sg_list = sg,
+			.num_sge = 2,
+			.opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED | IB_SEND_FENCE,
+			.ex.imm_data = cpu_to_be32(0xabcd),
+		},
+		.remote_addr = 0xdead0000,
+		.rkey = 0x1234,
+	};
+	struct ib_atomic_wr aw = {
+		.wr = { .opcode = IB_WR_ATOMIC_FETCH_AND_ADD },
+		.remote_addr = 0xbeef0000,
+		.rkey = 0x99,
+	};
+	struct ib_send_wr sw = {
+		.opcode = IB_WR_SEND_WITH_INV,
+		.ex.invalidate_rkey = 0x55,
+	};
+	struct rdt_ev_post_send ev = {};
+
+	rdt_enc_send_wr(&ev, &rw.wr, false);
+	KUNIT_EXPECT_EQ(test, ev.wr_id, 77);
+	KUNIT_EXPECT_EQ(test, ev.total_len, 128);
+	KUNIT_EXPECT_EQ(test, ev.num_sge, 2);
+	KUNIT_EXPECT_EQ(test, ev.opcode, IB_WR_RDMA_WRITE_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, ev.send_flags, IB_SEND_SIGNALED | IB_SEND_FENCE);
+	KUNIT_EXPECT_EQ(test, ev.remote_addr, 0xdead0000);
+	KUNIT_EXPECT_EQ(test, ev.rkey, 0x1234);
+	KUNIT_EXPECT_EQ(test, ev.imm, (__force u32)cpu_to_be32(0xabcd));
+
+	memset(&ev, 0, sizeof(ev));
+	rdt_enc_send_wr(&ev, &aw.wr, false);
+	KUNIT_EXPECT_EQ(test, ev.remote_addr, 0xbeef0000);
+	KUNIT_EXPECT_EQ(test, ev.rkey, 0x99);
+	KUNIT_EXPECT_EQ(test, ev.total_len, 0);
+
+	memset(&ev, 0, sizeof(ev));
+	rdt_enc_send_wr(&ev, &sw, false);
+	KUNIT_EXPECT_EQ(test, ev.remote_addr, 0);
+	KUNIT_EXPECT_EQ(test, ev.imm, 0x55);
+}
+
+static void rdt_test_recv_wc(struct kunit *test)
+{
+	struct ib_sge sg = { .length = 4096 };
+	struct ib_recv_wr rw = { .wr_id = 5, .sg_list = &sg, .num_sge = 1 };
+	struct ib_qp qp = { .qp_num = 0x11 };
+	struct ib_wc wc = {
+		.wr_id = 9,
+		.status = IB_WC_REM_ACCESS_ERR,
+		.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+		.byte_len = 321,
+		.qp = &qp,
+		.src_qp = 0x22,
+		.wc_flags = IB_WC_WITH_IMM,
+		.ex.imm_data = cpu_to_be32(7),
+	};
+	struct rdt_ev_post_recv rv = {};
+	struct rdt_ev_poll_cq_wc ev = {};
+
+	rdt_enc_recv_wr(&rv, &rw, true);
+	KUNIT_EXPECT_EQ(test, rv.wr_id, 5);
+	KUNIT_EXPECT_EQ(test, rv.total_len, 4096);
+	KUNIT_EXPECT_EQ(test, rv.num_sge, 1);
+
+	rdt_enc_wc(&ev, &wc, true);
+	KUNIT_EXPECT_EQ(test, ev.wr_id, 9);
+	KUNIT_EXPECT_EQ(test, ev.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, ev.opcode, IB_WC_RECV_RDMA_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, ev.byte_len, 321);
+	KUNIT_EXPECT_EQ(test, ev.qpn, 0x11);
+	KUNIT_EXPECT_EQ(test, ev.src_qp, 0x22);
+	KUNIT_EXPECT_EQ(test, ev.imm, (__force u32)cpu_to_be32(7));
+
+	wc.qp = NULL;
+	wc.wc_flags = IB_WC_WITH_INVALIDATE;
+	wc.ex.invalidate_rkey = 0x77;
+	rdt_enc_wc(&ev, &wc, true);
+	KUNIT_EXPECT_EQ(test, ev.qpn, 0);
+	KUNIT_EXPECT_EQ(test, ev.imm, 0x77);
+}
+
+static void rdt_test_wr_id(struct kunit *test)
+{
+	u64 ptr = (u64)(unsigned long)test;
+	u64 h = rdt_wr_id(ptr, false);
+
+	/* Kernel pointers on kernel queues never cross the ABI. */
+	KUNIT_EXPECT_NE(test, h, ptr);
+	KUNIT_EXPECT_EQ(test, h >> 48, 0xfffe);
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(ptr, false), h);
+	KUNIT_EXPECT_NE(test, rdt_wr_id(ptr + 64, false), h);
+	/* Numbers, and anything from userspace, pass unchanged. */
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(0x5e000001, false), 0x5e000001);
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(ptr, true), ptr);
+}
+
+static struct kunit_case rdt_encode_cases[] = {
+	KUNIT_CASE(rdt_test_sizes),
+	KUNIT_CASE(rdt_test_hdr),
+	KUNIT_CASE(rdt_test_send_wr),
+	KUNIT_CASE(rdt_test_recv_wc),
+	KUNIT_CASE(rdt_test_wr_id),
+	{}
+};
+
+static struct kunit_suite rdt_encode_suite = {
+	.name = "rdmatrace_encode",
+	.test_cases = rdt_encode_cases,
+};
+
+/* ---- rdt_wrap: a fake ops table ------------------------------------- */
+
+static int fake_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad)
+{
+	return 1;
+}
+
+static int fake_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	return 2;
+}
+
+static int fake_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	return 3;
+}
+
+static int wrap_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad)
+{
+	return 11;
+}
+
+static int wrap_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	return 12;
+}
+
+static int wrap_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	return 13;
+}
+
+static int wrap_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return 14;
+}
+
+static int other_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	return 22;
+}
+
+struct rdt_fake {
+	rdt_ops_t live, before, saved, saved2;
+	rdt_ops_t wrappers;
+};
+
+static struct rdt_fake *rdt_fake_new(struct kunit *test)
+{
+	struct rdt_fake *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	/* alloc_pd stays NULL in the device: it must never be wrapped. */
+	f->live.post_send = fake_post_send;
+	f->live.poll_cq = fake_poll_cq;
+	f->live.dereg_mr = fake_dereg_mr;
+	f->before = f->live;
+	f->wrappers.post_send = wrap_post_send;
+	f->wrappers.poll_cq = wrap_poll_cq;
+	f->wrappers.dereg_mr = wrap_dereg_mr;
+	f->wrappers.alloc_pd = wrap_alloc_pd;
+	return f;
+}
+
+static void rdt_test_wrap_null_rule(struct kunit *test)
+{
+	struct rdt_fake *f = rdt_fake_new(test);
+	unsigned long mask;
+
+	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
+			    rdt_nr_ops);
+	KUNIT_EXPECT_EQ(test, hweight_long(mask), 3);
+	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->wrappers, rdt_ops,
+					      rdt_nr_ops, mask), 3);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &wrap_post_send);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &wrap_poll_cq);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.dereg_mr, &wrap_dereg_mr);
+	KUNIT_EXPECT_NULL(test, f->live.alloc_pd);
+	KUNIT_EXPECT_NULL(test, f->live.post_recv);
+	KUNIT_EXPECT_PTR_EQ(test, f->saved.post_send, &fake_post_send);
+	KUNIT_EXPECT_PTR_EQ(test, f->saved.poll_cq, &fake_poll_cq);
+	KUNIT_EXPECT_NULL(test, f->saved.alloc_pd);
+}
+
+static void rdt_test_wrap_roundtrip(struct kunit *test)
+{
+	struct rdt_fake *f = rdt_fake_new(test);
+	unsigned int foreign;
+	unsigned long mask;
+
+	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
+			    rdt_nr_ops);
+	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	KUNIT_EXPECT_EQ(test, rdt_ops_uninstall(&f->live, &f->saved,
+						&f->wrappers, rdt_ops,
+						rdt_nr_ops, mask, &foreign), 3);
+	KUNIT_EXPECT_EQ(test, foreign, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&f->live, &f->before, sizeof(f->live)), 0);
+}
+
+static void rdt_test_wrap_double(struct kunit *test)
+{
+	struct rdt_fake *f = rdt_fake_new(test);
+	unsigned long mask, mask2;
+
+	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
+			    rdt_nr_ops);
+	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	/* A second wrap must not take our wrappers for originals. */
+	mask2 = rdt_ops_save(&f->live, &f->saved2, &f->wrappers, rdt_ops,
+			     rdt_nr_ops);
+	KUNIT_EXPECT_EQ(test, mask2, 0);
+	KUNIT_EXPECT_NULL(test, f->saved2.post_send);
+	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->wrappers, rdt_ops,
+					      rdt_nr_ops, mask2), 0);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &wrap_post_send);
+	KUNIT_EXPECT_PTR_EQ(test, f->saved.post_send, &fake_post_send);
+}
+
+static void rdt_test_unwrap_changed(struct kunit *test)
+{
+	struct rdt_fake *f = rdt_fake_new(test);
+	unsigned int foreign;
+	unsigned long mask;
+
+	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
+			    rdt_nr_ops);
+	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	f->live.poll_cq = other_poll_cq;	/* someone else wrapped us */
+	KUNIT_EXPECT_EQ(test, rdt_ops_uninstall(&f->live, &f->saved,
+						&f->wrappers, rdt_ops,
+						rdt_nr_ops, mask, &foreign), 2);
+	KUNIT_EXPECT_EQ(test, foreign, 1);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &other_poll_cq);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &fake_post_send);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.dereg_mr, &fake_dereg_mr);
+}
+
+static void rdt_test_ops_table(struct kunit *test)
+{
+	static const char * const want[] = {
+		"post_send", "post_recv", "post_srq_recv", "poll_cq",
+		"req_notify_cq", "alloc_pd", "dealloc_pd", "create_cq",
+		"destroy_cq", "create_qp", "modify_qp", "destroy_qp",
+		"reg_user_mr", "get_dma_mr", "alloc_mr", "dereg_mr",
+	};
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, rdt_nr_ops, ARRAY_SIZE(want));
+	for (i = 0; i < rdt_nr_ops; i++) {
+		KUNIT_EXPECT_STREQ(test, rdt_ops[i].name, want[i]);
+		KUNIT_EXPECT_NE(test, rdt_ops[i].off,
+				offsetof(rdt_ops_t, dealloc_driver));
+	}
+}
+
+static struct kunit_case rdt_wrap_cases[] = {
+	KUNIT_CASE(rdt_test_wrap_null_rule),
+	KUNIT_CASE(rdt_test_wrap_roundtrip),
+	KUNIT_CASE(rdt_test_wrap_double),
+	KUNIT_CASE(rdt_test_unwrap_changed),
+	KUNIT_CASE(rdt_test_ops_table),
+	{}
+};
+
+static struct kunit_suite rdt_wrap_suite = {
+	.name = "rdmatrace_wrap",
+	.test_cases = rdt_wrap_cases,
+};
+
+/* ---- rdt_filter ------------------------------------------------------- */
+
+static void rdt_test_filter(struct kunit *test)
+{
+	struct rdt_filter f = { .evmask = RDT_EVMASK_ALL, .dev = RDT_NO_DEV };
+
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 0, 9, true));
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_POLL_CQ_WC, 3, 0, false));
+
+	f.evmask = RDT_EVMASK(RDT_EV_POST_RECV);
+	KUNIT_EXPECT_FALSE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 0, 9, true));
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_POST_RECV, 0, 9, true));
+	/* Bookkeeping is never filtered. */
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_COMM, RDT_NO_DEV, 9, true));
+
+	f.evmask = RDT_EVMASK_ALL;
+	f.dev = 2;
+	KUNIT_EXPECT_FALSE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 1, 9, true));
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 2, 9, true));
+	KUNIT_EXPECT_FALSE(test, rdt_filter_pass(&f, RDT_EV_DEVICE_ADD, 1, 9, true));
+
+	f.dev = RDT_NO_DEV;
+	f.pid = 100;
+	KUNIT_EXPECT_FALSE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 0, 9, true));
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_POST_SEND, 0, 100, true));
+	/* No pid outside task context: a pid filter refuses. */
+	KUNIT_EXPECT_FALSE(test, rdt_filter_pass(&f, RDT_EV_POLL_CQ_WC, 0, 0, false));
+	/* Device events come from kworkers: they pass a pid filter. */
+	KUNIT_EXPECT_TRUE(test, rdt_filter_pass(&f, RDT_EV_DEVICE_REMOVE, 0, 9, true));
+}
+
+static struct kunit_case rdt_filter_cases[] = {
+	KUNIT_CASE(rdt_test_filter),
+	{}
+};
+
+static struct kunit_suite rdt_filter_suite = {
+	.name = "rdmatrace_filter",
+	.test_cases = rdt_filter_cases,
+};
+
+/* ---- rdt_drops: a real relay channel in a private directory ---------- */
+
+#define DROP_SUBBUF	4096
+#define DROP_N		500
+
+static void rdt_test_drops(struct kunit *test)
+{
+	const size_t rec = sizeof(struct rdt_ev_post_recv);
+	const size_t per = (DROP_SUBBUF - sizeof(struct rdt_ev_subbuf) -
+			    sizeof(struct rdt_ev_comm)) / rec;
+	struct rdt_ev_post_recv ev = {};
+	struct rdt_ev_subbuf *sb;
+	struct rchan_buf *buf;
+	struct rdt_trace *t;
+	unsigned int i, ok = 0, nospc = 0;
+	struct dentry *dir;
+	u64 dropped = 0;
+	int cpu;
+
+	dir = debugfs_create_dir("rdmatrace_kunit", NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dir));
+	t = rdt_trace_open(dir, DROP_SUBBUF, 2);
+	if (IS_ERR(t))
+		debugfs_remove(dir);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+
+	/* One CPU, so per-CPU accounting is exact and predictable. */
+	preempt_disable();
+	cpu = smp_processor_id();
+	for (i = 0; i < DROP_N; i++) {
+		ev.index = i;
+		if (rdt_trace_write(t, &ev, RDT_EV_POST_RECV, rec, 0, i))
+			nospc++;
+		else
+			ok++;
+	}
+	preempt_enable();
+
+	/* Two sub-buffers, each: SUBBUF header, COMM, then records. */
+	KUNIT_EXPECT_EQ(test, ok, 2 * per);
+	KUNIT_EXPECT_EQ(test, nospc, DROP_N - 2 * per);
+	KUNIT_EXPECT_EQ(test, rdt_trace_dropped(t, cpu), nospc);
+
+	buf = *per_cpu_ptr(t->chan->buf, cpu);
+	sb = buf->start;
+	KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
+	KUNIT_EXPECT_EQ(test, sb->seq, 0);
+	KUNIT_EXPECT_EQ(test, sb->lost_total, 0);
+	sb = buf->start + DROP_SUBBUF;
+	KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
+	KUNIT_EXPECT_EQ(test, sb->seq, 1);
+
+	/* A reader frees a sub-buffer: the next one carries the loss. */
+	relay_subbufs_consumed(t->chan, cpu, 1);
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, rdt_trace_write(t, &ev, RDT_EV_POST_RECV, rec,
+					      0, 0), 0);
+	dropped = rdt_trace_dropped(t, smp_processor_id());
+	buf = *per_cpu_ptr(t->chan->buf, smp_processor_id());
+	preempt_enable();
+	if (buf == *per_cpu_ptr(t->chan->buf, cpu)) {
+		sb = buf->start;
+		KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
+		KUNIT_EXPECT_EQ(test, sb->seq, 2);
+		KUNIT_EXPECT_EQ(test, sb->lost_total, dropped);
+		KUNIT_EXPECT_EQ(test, dropped, nospc);
+	}
+	rdt_trace_close(t);
+	debugfs_remove(dir);
+}
+
+static struct kunit_case rdt_drop_cases[] = {
+	KUNIT_CASE(rdt_test_drops),
+	{}
+};
+
+static struct kunit_suite rdt_drop_suite = {
+	.name = "rdmatrace_drops",
+	.test_cases = rdt_drop_cases,
+};
+
+kunit_test_suites(&rdt_encode_suite, &rdt_wrap_suite, &rdt_filter_suite,
+		  &rdt_drop_suite);
+
+MODULE_DESCRIPTION("KUnit suites for rdmatrace");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Command-line parsing and --help, see options.h. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "options.h"
+#include "ring.h"
+
+void options_usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [-N NRANKS | --rank R --nranks N] [options]\n"
+"\n"
+"Ring allreduce (float32 sum) over RDMA verbs, one process per rank, RC QPs to\n"
+"the ring neighbours, QP info exchanged over a local unix socket. Prints\n"
+"nccl-tests (all_reduce_perf) style lines and checks every element on every rank.\n"
+"\n"
+"Ranks:\n"
+"  -N, --launch N      fork N local ranks (0..N-1) and wait for them\n"
+"      --rank R --nranks N   run one rank; start all N with the same --oob\n"
+"      --oob NAME      rendezvous socket: '@name' (abstract) or a path\n"
+"                      (default @" PROG ".UID, -N: @" PROG ".PID)\n"
+"Sweep (as all_reduce_perf; sizes in bytes, K/M/G suffixes, rounded down to\n"
+"whole floats, at least one):\n"
+"  -b MINBYTES (8)  -e MAXBYTES (1M)  -f FACTOR (2)  -i STEPBYTES (0: use -f)\n"
+"  -n ITERS (20)  -w WARMUP_ITERS (5)\n"
+"Verbs:\n"
+"  -d DEVICE (first device)  -p PORT (1)  -g GID_INDEX (RoCEv2 IPv4 if any)\n"
+"  -C CHUNK_BYTES (256K)  -q SEND_DEPTH (64 WRs in flight)  -r RECV_DEPTH (256)\n"
+"  -s SPIN_US (0): busy-poll the CQ this long before sleeping on its channel\n"
+"  -t TIMEOUT_S (10): bound on every wait (CQ, socket); a dead peer fails the\n"
+"                     run within it\n"
+"  -v  per-size WR counts of every rank      --die RANK:SEQ  test aid: that rank\n"
+"                                            kills itself before collective SEQ\n"
+"\n"
+"Algorithm: reduce-scatter then all-gather, 2*(n-1) steps. Each segment\n"
+"(count/n elements, the first count%%n one longer) is cut into K chunks,\n"
+"  K = min(65535, maxseg, max(1, ceil(maxseg*4 / CHUNK_BYTES))), maxseg = ceil(count/n),\n"
+"and each chunk is one RDMA WRITE WITH IMM to the right neighbour, pipelined:\n"
+"chunk k of step s+1 leaves as soon as chunk k of step s arrived.\n"
+"Expected work requests per rank per collective:\n"
+"  RDMA WRITE WITH IMM posted = send completions = 2*(n-1)*K (on the send QP)\n"
+"  receives consumed = receive completions = re-posted = 2*(n-1)*K (recv QP)\n"
+"  (plus RECV_DEPTH receives posted once at setup, outside any collective)\n"
+"USDT: rdmatrace:coll_begin / rdmatrace:coll_end (op=1 allreduce, bytes, rank,\n"
+"nranks, seq); seq counts this rank's collectives from 0, warmup included.\n"
+"Exit: 0 ok, 1 runtime failure (timeout, dead peer), 2 usage/setup (missing\n"
+"device, bad GID index), 3 wrong results.\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v < 0)
+		return -1;
+	switch (*end) {
+	case 'G': case 'g': v *= 1024; /* fall through */
+	case 'M': case 'm': v *= 1024; /* fall through */
+	case 'K': case 'k': v *= 1024; end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 0);
+
+	if (end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "launch", required_argument, NULL, 'N' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "nranks", required_argument, NULL, 'Z' },
+		{ "oob", required_argument, NULL, 'O' },
+		{ "die", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ 0 }
+	};
+	static char oobname[64];
+	int c, v;
+
+	memset(o, 0, sizeof(*o));
+	o->minbytes = 8;
+	o->maxbytes = 1 << 20;
+	o->factor = 2;
+	o->iters = 20;
+	o->warmup = 5;
+	o->gid_idx = -1;
+	o->port = 1;
+	o->timeout_s = 10;
+	o->chunk_bytes = 256 << 10;
+	o->depth = 64;
+	o->rq_depth = 256;
+	o->rank = -1;
+	o->die_rank = -1;
+
+	while ((c = getopt_long(argc, argv, "b:e:f:i:n:w:d:g:p:t:C:q:r:s:N:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': if (parse_size(optarg, &o->minbytes)) goto bad; break;
+		case 'e': if (parse_size(optarg, &o->maxbytes)) goto bad; break;
+		case 'i': if (parse_size(optarg, &o->stepbytes)) goto bad; break;
+		case 'C': if (parse_size(optarg, &o->chunk_bytes)) goto bad; break;
+		case 'f':
+			o->factor = strtod(optarg, NULL);
+			if (!(o->factor > 1))
+				goto bad;
+			break;
+		case 'n': if (parse_int(optarg, 1, 1 << 30, &o->iters)) goto bad; break;
+		case 'w': if (parse_int(optarg, 0, 1 << 30, &o->warmup)) goto bad; break;
+		case 'd': o->dev = optarg; break;
+		case 'g': if (parse_int(optarg, 0, 1 << 16, &o->gid_idx)) goto bad; break;
+		case 'p': if (parse_int(optarg, 1, 255, &o->port)) goto bad; break;
+		case 't': if (parse_int(optarg, 1, 3600, &o->timeout_s)) goto bad; break;
+		case 'q': if (parse_int(optarg, 1, 1 << 15, &v)) goto bad; o->depth = (uint32_t)v; break;
+		case 's': if (parse_int(optarg, 0, 1000000, &v)) goto bad; o->spin_us = (uint32_t)v; break;
+		case 'r': if (parse_int(optarg, 1, 1 << 15, &v)) goto bad; o->rq_depth = (uint32_t)v; break;
+		case 'N': if (parse_int(optarg, 2, RING_MAX_RANKS, &o->launch)) goto bad; break;
+		case 'R': if (parse_int(optarg, 0, RING_MAX_RANKS - 1, &o->rank)) goto bad; break;
+		case 'Z': if (parse_int(optarg, 2, RING_MAX_RANKS, &o->nranks)) goto bad; break;
+		case 'O': o->oob = optarg; break;
+		case 'D': {
+			unsigned long long seq;
+
+			if (sscanf(optarg, "%d:%llu", &o->die_rank, &seq) != 2)
+				goto bad;
+			o->die_seq = seq;
+			break;
+		}
+		case 'v': o->verbose++; break;
+		case 'h': options_usage(stdout); return 1;
+		default: options_usage(stderr); return -1;
+		}
+	}
+	if (optind != argc) {
+		rra_err("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	o->minbytes -= o->minbytes % sizeof(float);
+	o->maxbytes -= o->maxbytes % sizeof(float);
+	o->chunk_bytes -= o->chunk_bytes % sizeof(float);
+	if (o->minbytes < sizeof(float) || o->maxbytes < o->minbytes) {
+		rra_err("need %zu <= -b <= -e (got -b %zu -e %zu)", sizeof(float), o->minbytes,
+			o->maxbytes);
+		return -1;
+	}
+	if (o->chunk_bytes < sizeof(float)) {
+		rra_err("-C must be at least %zu bytes", sizeof(float));
+		return -1;
+	}
+	if (o->launch && (o->rank >= 0 || o->nranks)) {
+		rra_err("-N and --rank/--nranks exclude each other");
+		return -1;
+	}
+	if (!o->launch) {
+		if (o->rank < 0 || !o->nranks) {
+			rra_err("give -N NRANKS, or --rank R and --nranks N (see --help)");
+			return -1;
+		}
+		if (o->rank >= o->nranks) {
+			rra_err("--rank %d out of range for --nranks %d", o->rank, o->nranks);
+			return -1;
+		}
+	}
+	if (!o->oob) {
+		snprintf(oobname, sizeof(oobname), "@" PROG ".%ld",
+			 o->launch ? (long)getpid() : (long)getuid());
+		o->oob = oobname;
+	}
+	return 0;
+bad:
+	if (c == 'N' || c == 'Z')
+		rra_err("bad rank count '%s': 2..%d ranks", optarg, RING_MAX_RANKS);
+	else if (c == 'R' || c == 'D')
+		rra_err("bad value '%s' for --%s (see --help)", optarg, c == 'R' ? "rank" : "die");
+	else
+		rra_err("bad value '%s' for -%c (see --help)", optarg, c);
+	return -1;
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace-dump: print, store or summarise rdmatrace traces, live (relay
+ * + BPF) or from trace files, like blkparse does for blktrace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdmatrace/rdmatrace.h>
+#ifdef RDT_HAVE_BPF
+#include "rdt_bpf.h"
+#endif
+
+#define DEFAULT_RELAY "/sys/kernel/debug/rdmatrace"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: rdmatrace-dump [OPTIONS]\n"
+"Print, store or summarise the rdmatrace timeline (RDMA verbs, rxe internals,\n"
+"NCCL calls, TCP retransmits), live or from trace files.\n"
+"\n"
+"Input (default: live, what the relay buffers and BPF hold now):\n"
+"  -i, --input FILE      read a trace file; repeat to merge (e.g. several hosts)\n"
+"  -f, --follow          live until Ctrl-C/SIGTERM, then flush and report drops\n"
+"  -d, --relay-dir DIR   relay directory (default " DEFAULT_RELAY ")\n"
+"      --no-relay        live without rdmatrace.ko (BPF sources only)\n"
+"      --no-bpf          live without the BPF sources\n"
+"      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
+"      --rxe             rdma_rxe completions, packets and retries\n"
+"      --tcp             TCP retransmits\n"
+"      --usdt=BIN        rdmatrace:coll_begin/coll_end USDT marks in BIN\n"
+"                        (e.g. rdma-ring-allreduce; only when asked for)\n"
+"                        (no --nccl/--rxe/--tcp: all that are available)\n"
+"      --no-enable       do not switch the module's tracing on for --follow\n"
+"      --window MS       live reorder window (default 100)\n"
+"\n"
+"Output:\n"
+"  -o, --output FILE     write a binary trace file\n"
+"  -F, --format FMT      text (default), json (JSON Lines), perfetto, sqlite\n"
+"  -w, --write FILE      formatted output to FILE (default stdout; sqlite needs one)\n"
+"  -q, --quiet           no per-event output\n"
+"  -s, --stats           per-QP counts, WR latency, collective bandwidth, drops\n"
+"\n"
+"Filters (comma-separated lists; loss and bookkeeping records always pass):\n"
+"      --dev LIST        device names or indexes\n"
+"      --qpn LIST        queue pair numbers\n"
+"      --pid LIST        process ids\n"
+"      --type LIST       event types (post_send, poll_cq_wc, nccl_call, ...)\n"
+"\n"
+"  -h, --help            this text\n"
+"  -V, --version         versions of the tool and the wire format\n"
+"\n"
+"Exit status: 0 success, 1 bad input or runtime error (every event before it\n"
+"is still output), 2 usage error.\n");
+}
+
+enum {
+	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
+	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
+};
+
+static const struct option longopts[] = {
+	{ "input", required_argument, NULL, 'i' },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "relay-dir", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "write", required_argument, NULL, 'w' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "stats", no_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "dev", required_argument, NULL, OPT_DEV },
+	{ "qpn", required_argument, NULL, OPT_QPN },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "type", required_argument, NULL, OPT_TYPE },
+	{ "no-relay", no_argument, NULL, OPT_NO_RELAY },
+	{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
+	{ "nccl", optional_argument, NULL, OPT_NCCL },
+	{ "rxe", no_argument, NULL, OPT_RXE },
+	{ "tcp", no_argument, NULL, OPT_TCP },
+	{ "no-enable", no_argument, NULL, OPT_NO_ENABLE },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "usdt", required_argument, NULL, OPT_USDT },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct args {
+	const char **inputs;
+	int ninputs;
+	bool follow, no_relay, no_bpf, no_enable, quiet, stats;
+	bool want_nccl, want_rxe, want_tcp;
+	const char *nccl_target, *usdt_target, *relay_dir, *output, *write_path;
+	int format;
+	bool format_given;
+	unsigned long window_ms;
+};
+
+/* Switch tracing on for the run and back off afterwards (blktrace's
+ * start/stop); returns true if we switched it on. */
+static bool set_enable(const char *dir, const char *val)
+{
+	char path[512], cur[8] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/enable", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(cur, sizeof(cur), f))
+		cur[0] = 0;
+	fclose(f);
+	if (cur[0] == val[0])
+		return false;
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "rdmatrace-dump: %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	fputs(val, f);
+	if (fclose(f)) {
+		fprintf(stderr, "rdmatrace-dump: %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static int add_live(struct rdt_reader *r, const struct args *a)
+{
+	if (!a->no_relay && rdt_reader_add_relay(r, a->relay_dir) < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		return -1;
+	}
+	if (a->no_bpf)
+		return 0;
+#ifdef RDT_HAVE_BPF
+	{
+		bool any = a->want_nccl || a->want_rxe || a->want_tcp;
+		struct rdt_bpf_opts o = {
+			.nccl = !any || a->want_nccl,
+			.rxe = !any || a->want_rxe,
+			.tcp = !any || a->want_tcp,
+			.usdt = a->usdt_target != NULL,
+			.nccl_target = a->nccl_target,
+			.usdt_target = a->usdt_target,
+		};
+		int idx = rdt_reader_add_bpf(r, &o);
+
+		if (idx < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+			/* Explicitly requested sources must not vanish quietly. */
+			if (any || a->usdt_target || a->no_relay)
+				return -1;
+		} else {
+			fprintf(stderr, "%s", rdt_reader_source_status(r, (unsigned int)idx));
+		}
+	}
+#else
+	if (a->want_nccl || a->want_rxe || a->want_tcp || a->usdt_target || a->no_relay) {
+		fprintf(stderr, "rdmatrace-dump: built without BPF support: "
+			"--nccl/--rxe/--tcp/--usdt are unavailable\n");
+		return -1;
+	}
+	fprintf(stderr, "rdmatrace-dump: BPF sources: not built in\n");
+#endif
+	return 0;
+}
+
+static void drop_report(struct rdt_reader *r, uint64_t events)
+{
+	fprintf(stderr, "rdmatrace-dump: %llu events, %llu lost, %llu of unknown type skipped\n",
+		(unsigned long long)events, (unsigned long long)rdt_reader_lost(r),
+		(unsigned long long)rdt_reader_unknown(r));
+	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {
+		struct rdt_source_stats st;
+
+		rdt_reader_source_stats(r, i, &st);
+		if (!st.lost && !st.late)
+			continue;
+		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu), late %llu\n",
+			st.name, (unsigned long long)st.lost,
+			(unsigned long long)st.lost_by[RDT_SRC_KMOD],
+			(unsigned long long)st.lost_by[RDT_SRC_BPF],
+			(unsigned long long)st.late);
+		for (uint32_t c = 0; c < st.ncpus; c++)
+			if (st.lost_cpu[c])
+				fprintf(stderr, "    cpu%u lost %llu\n", c,
+					(unsigned long long)st.lost_cpu[c]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
+			  .window_ms = 100 };
+	struct rdt_filter *flt = rdt_filter_new();
+	struct rdt_sink *bin = NULL, *out = NULL;
+	struct rdt_stats *st = NULL;
+	struct rdt_reader *r;
+	struct rdt_event ev;
+	struct sigaction sa;
+	bool enabled = false;
+	uint64_t events = 0;
+	char err[512];
+	int c, n, ret = 0;
+
+	a.inputs = calloc((size_t)argc, sizeof(*a.inputs));
+	if (!flt || !a.inputs)
+		return 1;
+	while ((c = getopt_long(argc, argv, "i:fd:o:F:w:qshV", longopts, NULL)) != -1) {
+		int e = 0;
+
+		switch (c) {
+		case 'i': a.inputs[a.ninputs++] = optarg; break;
+		case 'f': a.follow = true; break;
+		case 'd': a.relay_dir = optarg; break;
+		case 'o': a.output = optarg; break;
+		case 'w': a.write_path = optarg; break;
+		case 'q': a.quiet = true; break;
+		case 's': a.stats = true; break;
+		case 'F':
+			a.format = rdt_format_from_name(optarg);
+			a.format_given = true;
+			if (a.format < 0 || a.format == RDT_FMT_BINARY) {
+				fprintf(stderr, "rdmatrace-dump: unknown format '%s' "
+					"(text, json, perfetto, sqlite)\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_DEV: e = rdt_filter_add_dev(flt, optarg); break;
+		case OPT_QPN: e = rdt_filter_add_qpn(flt, optarg); break;
+		case OPT_PID: e = rdt_filter_add_pid(flt, optarg); break;
+		case OPT_TYPE: e = rdt_filter_add_type(flt, optarg); break;
+		case OPT_NO_RELAY: a.no_relay = true; break;
+		case OPT_NO_BPF: a.no_bpf = true; break;
+		case OPT_NCCL: a.want_nccl = true; a.nccl_target = optarg; break;
+		case OPT_RXE: a.want_rxe = true; break;
+		case OPT_TCP: a.want_tcp = true; break;
+		case OPT_NO_ENABLE: a.no_enable = true; break;
+		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
+		case OPT_USDT: a.usdt_target = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case 'V':
+			printf("rdmatrace-dump %s (wire ABI %d.%d, BPF sources %s)\n",
+			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
+			       rdt_have_bpf() ? "built in" : "not built in");
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (e) {
+			fprintf(stderr, "rdmatrace-dump: bad filter list '%s' for --%s\n",
+				optarg, longopts[c - OPT_DEV + 10].name);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmatrace-dump: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (a.follow && a.ninputs) {
+		fprintf(stderr, "rdmatrace-dump: --follow reads live sources, not -i files\n");
+		return 2;
+	}
+	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
+		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");
+		return 2;
+	}
+
+	/* Before attaching: Ctrl-C while BPF programs load (seconds) must
+	 * still end in a clean flush and drop report, not a dead process. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	r = rdt_reader_new(&(struct rdt_reader_opts){
+		.sz = sizeof(struct rdt_reader_opts), .follow = a.follow,
+		.reorder_window_ns = a.window_ms * 1000000ull });
+	if (!r) {
+		ret = 1;
+		goto out;
+	}
+	for (int i = 0; i < a.ninputs; i++)
+		if (rdt_reader_add_file(r, a.inputs[i]) < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+			ret = 1;
+			goto out;
+		}
+	if (!a.ninputs && add_live(r, &a) < 0) {
+		ret = 1;
+		goto out;
+	}
+
+	if (a.output && !(bin = rdt_sink_open(RDT_FMT_BINARY, a.output, r, err, sizeof(err)))) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", err);
+		ret = 1;
+		goto out;
+	}
+	/* -o alone records quietly, as blktrace does. */
+	if (!a.quiet && (!a.output || a.format_given || a.write_path) &&
+	    !(out = rdt_sink_open((enum rdt_format)a.format,
+				  a.write_path ? a.write_path : "-", r, err, sizeof(err)))) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", err);
+		rdt_sink_close(bin, r);
+		ret = 1;
+		goto out;
+	}
+	if (a.stats)
+		st = rdt_stats_new();
+
+	if (a.follow && !a.no_relay && !a.no_enable)
+		enabled = set_enable(a.relay_dir, "1");
+
+	for (;;) {
+		if (stop_requested == 1) {
+			rdt_reader_stop(r);
+			stop_requested = 2;
+		}
+		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
+		if (n == -EAGAIN) {
+			fflush(stdout);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		if (!rdt_filter_match(flt, &ev))
+			continue;
+		events++;
+		if (bin && rdt_sink_write(bin, &ev) < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(bin));
+			ret = 1;
+			break;
+		}
+		if (out && rdt_sink_write(out, &ev) < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(out));
+			ret = 1;
+			break;
+		}
+		if (st)
+			rdt_stats_add(st, &ev);
+	}
+	if (enabled)
+		set_enable(a.relay_dir, "0");
+	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)
+		ret = 1;
+	if (st) {
+		/* After the events, except where that would break a JSON
+		 * document on stdout. */
+		FILE *so = out && !a.write_path && a.format == RDT_FMT_PERFETTO ?
+			   stderr : stdout;
+
+		if (a.format == RDT_FMT_JSON)
+			rdt_stats_print_json(st, r, so);
+		else
+			rdt_stats_print(st, r, so);
+		rdt_stats_free(st);
+	}
+	drop_report(r, events);
+	if (n < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		ret = 1;
+	}
+out:
+	rdt_reader_free(r);
+	rdt_filter_free(flt);
+	free(a.inputs);
+	return ret;
+}
