@@ -313,13 +313,16 @@ static int to_rts(struct rdma_ctx *c, struct ibv_qp *qp, const struct rdma_info 
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = me->psn;
 	/*
-	 * Transport timeout 14 (~67 ms) x 7 retries: a dead peer turns into
-	 * RETRY_EXC_ERR in about half a second. rnr_retry 7 (infinite) because
-	 * a receiver that is merely slow to re-post must not fail the run; a
-	 * dead receiver is caught by the retry count or by our CQ deadline.
+	 * Transport timeout 14 (~67 ms) x 6 retries: a dead peer turns into
+	 * RETRY_EXC_ERR in about half a second.  Not 7: rxe reads a
+	 * retry_cnt of 7 as "retry forever" (rxe_comp.c never decrements it),
+	 * which would leave only our CQ deadline to notice.  rnr_retry 7
+	 * (infinite) because a receiver that is merely slow to re-post must
+	 * not fail the run; a dead receiver is caught by the retry count or
+	 * by our CQ deadline.
 	 */
 	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.retry_cnt = 6;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
