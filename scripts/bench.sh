@@ -62,6 +62,15 @@ if [ "$VM" = 1 ]; then
 	}
 	log "figure 1: kernel verb cost, icount (deterministic), 3 reps"
 	vm --icount --smp 1 --timeout 600 -- bench/guest-verbs.sh icount 3 5000
+	log "figure 1: where each wrapper's instructions go (gdb single-step)"
+	{
+		echo "# Instructions per wrapped call, by kernel function ($(git rev-parse --short HEAD 2>/dev/null), $K)"
+		echo
+		echo "Made by \`bench/verb-profile.sh\` (see bench/NOTES.md, figure 1)."
+		echo '```'
+		bench/verb-profile.sh --kernel "$K" || echo "verb-profile failed"
+		echo '```'
+	} >"$OUT/PROFILE.md" 2>&1
 	log "figure 1: kernel verb cost, plain TCG, $REPS reps"
 	vm --smp 2 --timeout 600 -- bench/guest-verbs.sh tcg "$REPS" 5000
 	log "figure 2: capture rate"

@@ -10,7 +10,7 @@ build-essential make gcc bc bison flex libssl-dev libelf-dev zlib1g-dev
 dwarves cpio kmod xz-utils zstd rsync pkg-config python3
 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 linux-image-${K612}-unsigned linux-headers-${K612} linux-source-6.12
-qemu-system-x86 busybox-static iproute2
+qemu-system-x86 busybox-static iproute2 gdb
 rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
 libibverbs-dev librdmacm-dev
 libbpf-dev bpftool clang llvm libclang-rt-14-dev

@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+# gdb script of bench/verb-profile.sh: single-steps rdmatrace's data-path
+# wrappers in a guest under QEMU's gdb stub and counts, per kernel
+# function, the instructions each call executes outside the wrapped
+# original (rxe's own post_send/post_recv/poll_cq are run, not counted).
+# QEMU steps with interrupts and timers off, so a call is counted alone.
+#
+#   gdb -nx -batch -ex 'set architecture i386:x86-64' \
+#       -ex 'target remote 127.0.0.1:PORT' -x verb_profile.py
+# env: RDT_PROF_DIR (kallsyms in, go and result.json out),
+#      RDT_PROF_SKIP (calls of each wrapper skipped first),
+#      RDT_PROF_SAMPLES (calls counted per wrapper and outcome)
+import bisect
+import json
+import os
+import struct
+
+import gdb
+
+DIR = os.environ["RDT_PROF_DIR"]
+SKIP = int(os.environ.get("RDT_PROF_SKIP", "40"))
+SAMPLES = int(os.environ.get("RDT_PROF_SAMPLES", "5"))
+WRAPPERS = {"rdt_post_send": "rxe_post_send",
+            "rdt_post_recv": "rxe_post_recv",
+            "rdt_poll_cq": "rxe_poll_cq"}
+
+addrs, names, byname = [], [], {}
+with open(os.path.join(DIR, "kallsyms")) as f:
+    for line in f:
+        p = line.split()
+        if len(p) < 3 or p[1] not in "tTwW":
+            continue
+        a = int(p[0], 16)
+        if a == 0:
+            raise SystemExit("verb-profile: kallsyms shows zero addresses")
+        addrs.append(a)
+        names.append(p[2])
+        byname.setdefault(p[2], a)
+order = sorted(range(len(addrs)), key=addrs.__getitem__)
+addrs = [addrs[i] for i in order]
+names = [names[i] for i in order]
+
+
+def sym(pc):
+    i = bisect.bisect_right(addrs, pc) - 1
+    return names[i] if i >= 0 else "?"
+
+
+missing = [n for w in WRAPPERS.items() for n in w if n not in byname]
+if missing:
+    raise SystemExit("verb-profile: not in kallsyms: " + " ".join(missing))
+entry = {byname[w]: w for w in WRAPPERS}
+origs = {byname[o] for o in WRAPPERS.values()}
+inf = gdb.selected_inferior()
+
+
+def reg(r):
+    return int(gdb.parse_and_eval("$" + r)) & 0xffffffffffffffff
+
+
+def u64(a):
+    return struct.unpack("<Q", bytes(inf.read_memory(a, 8)))[0]
+
+
+def trace_call():
+    """Step one wrapper call from its first instruction to its return."""
+    ret, sp0 = u64(reg("rsp")), reg("rsp")
+    counts = {}
+    while True:
+        pc = reg("pc")
+        if pc == ret and reg("rsp") > sp0:
+            return counts, reg("rax")
+        if pc in origs:
+            gdb.execute("tbreak *%#x" % u64(reg("rsp")), to_string=True)
+            gdb.execute("continue", to_string=True)
+            continue
+        s = sym(pc)
+        counts[s] = counts.get(s, 0) + 1
+        gdb.execute("stepi", to_string=True)
+
+
+gdb.execute("set pagination off")
+gdb.execute("set confirm off")
+for a in entry:
+    gdb.execute("break *%#x" % a, to_string=True)
+open(os.path.join(DIR, "go"), "w").close()
+
+seen = {w: 0 for w in WRAPPERS}
+got = {}		# (wrapper, outcome) -> [counts, ...]
+# An empty poll is rare when completions are quick: counted when it comes.
+need = [("rdt_post_send", "ok"), ("rdt_post_recv", "ok"),
+        ("rdt_poll_cq", "hit")]
+extra = 0
+while any(len(got.get(k, [])) < SAMPLES for k in need) or \
+        (len(got.get(("rdt_poll_cq", "empty"), [])) < SAMPLES and extra < 200):
+    try:
+        gdb.execute("continue", to_string=True)
+        pc = reg("pc")
+    except gdb.error:
+        break		# the guest ended first: report what was counted
+    w = entry.get(pc)
+    if w is None:
+        continue
+    seen[w] += 1
+    if seen[w] <= SKIP:
+        continue
+    if not any(len(got.get(k, [])) < SAMPLES for k in need):
+        extra += 1
+    if w != "rdt_poll_cq" and len(got.get((w, "ok"), [])) >= SAMPLES:
+        continue
+    counts, rax = trace_call()
+    rv = rax if rax < 1 << 63 else rax - (1 << 64)
+    if w == "rdt_poll_cq":
+        outcome = "hit" if rv > 0 else "empty" if rv == 0 else "error"
+    else:
+        outcome = "ok" if rv == 0 else "error"
+    if len(got.get((w, outcome), [])) < SAMPLES:
+        got.setdefault((w, outcome), []).append(counts)
+
+missing = [k for k in need if len(got.get(k, [])) < SAMPLES]
+if missing:
+    raise SystemExit("verb-profile: too few calls of %s (raise the "
+                     "guest's ITERS)" % missing)
+try:
+    gdb.execute("delete")
+except gdb.error:
+    pass
+res = {}
+for (w, outcome), runs in sorted(got.items()):
+    tot = [sum(c.values()) for c in runs]
+    fn = {}
+    for c in runs:
+        for s, n in c.items():
+            fn[s] = fn.get(s, 0) + n
+    res["%s.%s" % (w, outcome)] = {
+        "calls": len(runs), "min": min(tot), "max": max(tot),
+        "functions": {s: n / len(runs) for s, n in
+                      sorted(fn.items(), key=lambda x: -x[1])}}
+with open(os.path.join(DIR, "result.json"), "w") as f:
+    json.dump(res, f, indent=1)
+try:
+    gdb.execute("detach")
+except gdb.error:
+    pass
