@@ -2,13 +2,14 @@
 /*
  * rdmatrace: the one emit path.
  *
- * Every wrapper builds a record body on its stack and hands it to
- * rdt_emit(), which filters, stamps the header, announces the task's comm
- * when the task on this CPU changes, and copies the record into this CPU's
- * relay buffer.  Drops are counted the blktrace way: relay calls
- * subbuf_start once per refused event while the buffer is full, so the
- * count is exact, and every sub-buffer starts with an RDT_EV_SUBBUF record
- * carrying the running loss count, so loss is visible in the stream itself.
+ * The data-path wrappers reserve their record in this CPU's relay buffer
+ * (rdt_reserve(): filter, announce the task's comm when the task on this
+ * CPU changes, stamp the header) and encode the body in place; the
+ * control path builds a record on its stack and hands it to rdt_emit().
+ * Drops are counted the blktrace way: relay calls subbuf_start once per
+ * refused event while the buffer is full, so the count is exact, and every
+ * sub-buffer starts with an RDT_EV_SUBBUF record carrying the running loss
+ * count, so loss is visible in the stream itself.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -185,29 +186,59 @@ u64 rdt_trace_dropped(struct rdt_trace *t, int cpu)
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_dropped);
 
 /*
- * relay_reserve() with the copy before the offset moves: relay's read() of
- * the current sub-buffer returns everything up to buf->offset, so a reader
- * on another CPU must never see a reserved record that is not written yet
- * (rdmatrace-dump -f failed on "bad record magic" under load).  Runs with
- * interrupts off on this CPU's buffer, as relay_write() does.
+ * A slot in this CPU's buffer, taken with interrupts off (relay's write
+ * side is not IRQ-safe).  relay's read() of the current sub-buffer returns
+ * everything up to buf->offset, so the offset moves only in
+ * rdt_slot_publish() (rdt.h), after the record is written: a reader on another
+ * CPU never sees a reserved record that is not written yet (rdmatrace-dump
+ * -f failed on "bad record magic" under load).
  */
-static bool rdt_put(struct rdt_trace *t, const void *rec, size_t size)
+static __always_inline void *rdt_slot_get(struct rdt_trace *t,
+					  struct rdt_slot *s, u16 size)
 {
 	struct rchan_buf *buf = *this_cpu_ptr(t->chan->buf);
 
 	if (unlikely(buf->offset + size > t->chan->subbuf_size) &&
 	    !relay_switch_subbuf(buf, size))
-		return false;
-	memcpy(buf->data + buf->offset, rec, size);
-	smp_wmb();	/* the record before the offset that publishes it */
-	WRITE_ONCE(buf->offset, buf->offset + size);
-	return true;
+		return NULL;
+	s->buf = buf;
+	s->size = size;
+	return buf->data + buf->offset;
 }
 
 /*
- * Stamp rec's header and write it to this CPU's buffer, preceded by an
- * RDT_EV_COMM record when the task changed.  Returns 0 or -ENOSPC when the
- * buffer was full (the drop is counted by rdt_subbuf_start()).
+ * Interrupts off: an RDT_EV_COMM record first when this CPU's task
+ * changed, then a slot for the record, its header stamped.  NULL when the
+ * buffer is full (the drop is counted by rdt_subbuf_start()).
+ */
+static __always_inline struct rdt_hdr *
+rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
+	      u32 dev, u64 ts, bool task, u32 pid, u32 tid)
+{
+	struct rdt_cpu *c = this_cpu_ptr(t->cpu);
+	u32 cpu = smp_processor_id();
+	struct rdt_hdr *h;
+
+	if (task && c->last_tid != tid) {
+		struct rdt_ev_comm *comm = rdt_slot_get(t, s, sizeof(*comm));
+
+		if (!comm)
+			return NULL;
+		rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm),
+			     RDT_NO_DEV, ts, cpu, pid, tid);
+		strscpy_pad(comm->comm, current->comm, sizeof(comm->comm));
+		rdt_slot_publish(s);
+		c->last_tid = tid;
+	}
+	h = rdt_slot_get(t, s, size);
+	if (h)
+		rdt_fill_hdr(h, type, size, dev, ts, cpu, pid, tid);
+	return h;
+}
+
+/*
+ * Copy rec's body into a record stamped in this CPU's buffer.  Returns 0
+ * or -ENOSPC when the buffer was full.
  */
 int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 		    u32 dev, u64 ts)
@@ -215,45 +246,61 @@ int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 	bool task = in_task();
 	u32 pid = task ? task_tgid_nr(current) : 0;
 	u32 tid = task ? task_pid_nr(current) : 0;
-	struct rdt_cpu *c;
-	unsigned long flags;
-	int ret = 0;
-	u32 cpu;
+	struct rdt_slot s;
+	struct rdt_hdr *h;
 
-	local_irq_save(flags);
-	cpu = smp_processor_id();
-	c = this_cpu_ptr(t->cpu);
-	if (task && c->last_tid != tid) {
-		struct rdt_ev_comm comm = {};
-
-		rdt_fill_hdr(&comm.hdr, RDT_EV_COMM, sizeof(comm), RDT_NO_DEV,
-			     ts, cpu, pid, tid);
-		strscpy_pad(comm.comm, current->comm, sizeof(comm.comm));
-		if (rdt_put(t, &comm, sizeof(comm)))
-			c->last_tid = tid;
+	local_irq_save(s.flags);
+	h = rdt_slot_open(t, &s, type, size, dev, ts, task, pid, tid);
+	if (h) {
+		memcpy(h + 1, (struct rdt_hdr *)rec + 1, size - sizeof(*h));
+		rdt_slot_publish(&s);
 	}
-	rdt_fill_hdr(rec, type, size, dev, ts, cpu, pid, tid);
-	if (!rdt_put(t, rec, size))
-		ret = -ENOSPC;
-	local_irq_restore(flags);
-	return ret;
+	local_irq_restore(s.flags);
+	return h ? 0 : -ENOSPC;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
 
-/* Called by wrappers inside their SRCU read section. */
+/*
+ * The data path writes records in place: no copy of a stack record.
+ * Called inside the wrappers' SRCU read section, after rdt_want() (so the
+ * event mask is checked): with no pid or device filter set, nothing else
+ * is left to filter.
+ */
+void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts)
+{
+	bool task = in_task();
+	u32 pid = task ? task_tgid_nr(current) : 0;
+	struct rdt_trace *t;
+	struct rdt_hdr *h;
+
+	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
+		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
+	    !rdt_filter_pass(&rdt_cur_filter, type, dev, pid, task))
+		return NULL;
+	t = srcu_dereference(rdt_cur_trace, &rdt_srcu);
+	if (!t)
+		return NULL;
+	if (unlikely(!ts))
+		ts = ktime_get_ns();
+	local_irq_save(s->flags);
+	h = rdt_slot_open(t, s, type, size, dev, ts, task, pid,
+			  task ? task_pid_nr(current) : 0);
+	if (!h)
+		local_irq_restore(s->flags);
+	return h;
+}
+
+/* The control path: a record built on the stack, copied. */
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts)
 {
-	struct rdt_trace *t;
-	bool task = in_task();
+	struct rdt_slot s;
+	struct rdt_hdr *h;
 
 	if (!READ_ONCE(rdt_enabled))
 		return;
-	if (!rdt_filter_pass(&rdt_cur_filter, type, dev,
-			     task ? task_tgid_nr(current) : 0, task))
+	h = rdt_reserve(&s, type, size, dev, ts);
+	if (!h)
 		return;
-	if (unlikely(!ts))
-		ts = ktime_get_ns();
-	t = srcu_dereference(rdt_cur_trace, &rdt_srcu);
-	if (t)
-		rdt_trace_write(t, rec, type, size, dev, ts);
+	memcpy(h + 1, (struct rdt_hdr *)rec + 1, size - sizeof(*h));
+	rdt_commit(&s);
 }

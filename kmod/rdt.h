@@ -13,9 +13,11 @@
 #define _RDT_H
 
 #include <linux/types.h>
+#include <linux/irqflags.h>
 #include <linux/list.h>
 #include <linux/relay.h>
 #include <linux/srcu.h>
+#include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <rdma/ib_verbs.h>
 
@@ -101,6 +103,38 @@ static inline u64 rdt_now(void)
 }
 
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts);
+
+/* A record reserved in place: rdt_reserve() ... rdt_commit(). */
+struct rdt_slot {
+	struct rchan_buf	*buf;
+	unsigned long		flags;
+	u16			size;
+};
+
+void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts);
+
+static inline void rdt_slot_publish(struct rdt_slot *s)
+{
+	smp_wmb();	/* the record before the offset that publishes it */
+	WRITE_ONCE(s->buf->offset, s->buf->offset + s->size);
+}
+
+/* Publish a reserved record; interrupts come back on. */
+static inline void rdt_commit(struct rdt_slot *s)
+{
+	rdt_slot_publish(s);
+	local_irq_restore(s->flags);
+}
+
+/*
+ * The slot holds an older record's bytes: zero the body before filling
+ * (size is a constant at every call, so this is a few stores).
+ */
+static inline void rdt_clear_body(void *rec, size_t size)
+{
+	memset((char *)rec + sizeof(struct rdt_hdr), 0,
+	       size - sizeof(struct rdt_hdr));
+}
 
 /* ---- encoders (encode.c) ---------------------------------------------- */
 

@@ -15,7 +15,9 @@
  *    synchronize_rcu_tasks(), then free the contexts.
  *
  * Every wrapper is a thin adapter: capture what the call will free, call
- * the original, build one record body and hand it to rdt_emit().
+ * the original, then write its records: the data path (posts, polls,
+ * notifies) encodes them in place in the relay buffer (rdt_reserve()),
+ * the control path builds one on its stack for rdt_emit().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,89 +68,143 @@ static bool rdt_uobj(const void *uobject)
 
 /* ---- data path adapters --------------------------------------------- */
 
-static void rdt_trace_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-				const struct ib_send_wr *wr,
-				const struct ib_send_wr **bad, int ret, u64 ts)
+/*
+ * The data path encodes each record straight into its relay slot.  These
+ * run only while tracing (the wrappers test rdt_enabled first), out of
+ * line, so the wrappers' own frames stay small when it is off.
+ */
+static noinline void rdt_trace_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+					 const struct ib_send_wr *wr,
+					 const struct ib_send_wr **bad,
+					 int ret, u64 ts)
 {
 	const struct ib_send_wr *badwr = ret && bad ? *bad : NULL;
+	bool user = rdt_uobj(qp->uobject);
 	bool isbad = false;
+	struct rdt_slot s;
 	u16 i = 0;
 
 	if (!wr) {
-		struct rdt_ev_post_send_db ev = {
-			.qpn = qp->qp_num,
-			.ret = ret,
-		};
+		struct rdt_ev_post_send_db *ev;
 
-		if (rdt_want(RDT_EV_POST_SEND_DB))
-			rdt_emit(&ev, RDT_EV_POST_SEND_DB, sizeof(ev),
+		if (!rdt_want(RDT_EV_POST_SEND_DB))
+			return;
+		ev = rdt_reserve(&s, RDT_EV_POST_SEND_DB, sizeof(*ev),
 				 rd->index, ts);
+		if (!ev)
+			return;
+		ev->qpn = qp->qp_num;
+		ev->ret = ret;
+		rdt_commit(&s);
 		return;
 	}
 	if (!rdt_want(RDT_EV_POST_SEND))
 		return;
 	for (; wr; wr = wr->next, i++) {
-		struct rdt_ev_post_send ev = {};
+		struct rdt_ev_post_send *ev;
 
 		isbad |= wr == badwr;
-		rdt_enc_send_wr(&ev, wr, rdt_uobj(qp->uobject));
-		ev.qpn = qp->qp_num;
-		ev.ret = ret;
-		ev.bad = isbad;
-		ev.index = i;
-		rdt_emit(&ev, RDT_EV_POST_SEND, sizeof(ev), rd->index, ts);
+		ev = rdt_reserve(&s, RDT_EV_POST_SEND, sizeof(*ev), rd->index,
+				 ts);
+		if (!ev)
+			continue;	/* every refused WR is a counted drop */
+		rdt_clear_body(ev, sizeof(*ev));
+		rdt_enc_send_wr(ev, wr, user);
+		ev->qpn = qp->qp_num;
+		ev->ret = ret;
+		ev->bad = isbad;
+		ev->index = i;
+		rdt_commit(&s);
 	}
 }
 
-static void rdt_trace_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
-				bool srq, bool user,
-				const struct ib_recv_wr *wr,
-				const struct ib_recv_wr **bad, int ret, u64 ts)
+static noinline void rdt_trace_post_recv(struct rdt_dev *rd, u32 qpn,
+					 u32 srq_id, bool srq, bool user,
+					 const struct ib_recv_wr *wr,
+					 const struct ib_recv_wr **bad,
+					 int ret, u64 ts)
 {
 	const struct ib_recv_wr *badwr = ret && bad ? *bad : NULL;
 	bool isbad = false;
+	struct rdt_slot s;
 	u16 i = 0;
 
 	if (!rdt_want(RDT_EV_POST_RECV))
 		return;
 	for (; wr; wr = wr->next, i++) {
-		struct rdt_ev_post_recv ev = {};
+		struct rdt_ev_post_recv *ev;
 
 		isbad |= wr == badwr;
-		rdt_enc_recv_wr(&ev, wr, user);
-		ev.qpn = qpn;
-		ev.srq_id = srq_id;
-		ev.srq = srq;
-		ev.ret = ret;
-		ev.bad = isbad;
-		ev.index = i;
-		rdt_emit(&ev, RDT_EV_POST_RECV, sizeof(ev), rd->index, ts);
+		ev = rdt_reserve(&s, RDT_EV_POST_RECV, sizeof(*ev), rd->index,
+				 ts);
+		if (!ev)
+			continue;
+		rdt_clear_body(ev, sizeof(*ev));
+		rdt_enc_recv_wr(ev, wr, user);
+		ev->qpn = qpn;
+		ev->srq_id = srq_id;
+		ev->srq = srq;
+		ev->ret = ret;
+		ev->bad = isbad;
+		ev->index = i;
+		rdt_commit(&s);
 	}
 }
 
-static void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq, int n,
-			      const struct ib_wc *wc, int ret, u64 ts)
+static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
+				       int n, const struct ib_wc *wc, int ret,
+				       u64 ts)
 {
-	struct rdt_ev_poll_cq sum = {
-		.cq_id = cq->res.id,
-		.requested = n,
-		.ret = ret,
-	};
+	struct rdt_ev_poll_cq *sum;
+	struct rdt_slot s;
 	int i;
 
 	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
-		for (i = 0; i < ret; i++) {
-			struct rdt_ev_poll_cq_wc ev = {};
+		bool user = rdt_uobj(cq->uobject);
 
-			rdt_enc_wc(&ev, &wc[i], rdt_uobj(cq->uobject));
-			ev.cq_id = cq->res.id;
-			ev.index = i;
-			rdt_emit(&ev, RDT_EV_POLL_CQ_WC, sizeof(ev), rd->index,
-				 ts);
+		for (i = 0; i < ret; i++) {
+			struct rdt_ev_poll_cq_wc *ev;
+
+			ev = rdt_reserve(&s, RDT_EV_POLL_CQ_WC, sizeof(*ev),
+					 rd->index, ts);
+			if (!ev)
+				continue;
+			rdt_clear_body(ev, sizeof(*ev));
+			rdt_enc_wc(ev, &wc[i], user);
+			ev->cq_id = cq->res.id;
+			ev->index = i;
+			rdt_commit(&s);
 		}
 	}
-	if (rdt_want(RDT_EV_POLL_CQ))
-		rdt_emit(&sum, RDT_EV_POLL_CQ, sizeof(sum), rd->index, ts);
+	if (!rdt_want(RDT_EV_POLL_CQ))
+		return;
+	sum = rdt_reserve(&s, RDT_EV_POLL_CQ, sizeof(*sum), rd->index, ts);
+	if (!sum)
+		return;
+	sum->cq_id = cq->res.id;
+	sum->requested = n;
+	sum->ret = ret;
+	sum->pad = 0;
+	rdt_commit(&s);
+}
+
+static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
+					     struct ib_cq *cq, u32 flags,
+					     int ret, u64 ts)
+{
+	struct rdt_ev_req_notify_cq *ev;
+	struct rdt_slot s;
+
+	if (!rdt_want(RDT_EV_REQ_NOTIFY_CQ))
+		return;
+	ev = rdt_reserve(&s, RDT_EV_REQ_NOTIFY_CQ, sizeof(*ev), rd->index, ts);
+	if (!ev)
+		return;
+	ev->cq_id = cq->res.id;
+	ev->flags = flags;
+	ev->ret = ret;
+	ev->pad = 0;
+	rdt_commit(&s);
 }
 
 static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
@@ -161,7 +217,8 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 
 	if (rd) {
 		ret = rd->orig.post_send(qp, wr, bad);
-		rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
+		if (READ_ONCE(rdt_enabled))
+			rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -177,8 +234,10 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 
 	if (rd) {
 		ret = rd->orig.post_recv(qp, wr, bad);
-		rdt_trace_post_recv(rd, qp->qp_num, 0, false,
-				    rdt_uobj(qp->uobject), wr, bad, ret, ts);
+		if (READ_ONCE(rdt_enabled))
+			rdt_trace_post_recv(rd, qp->qp_num, 0, false,
+					    rdt_uobj(qp->uobject), wr, bad,
+					    ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -194,8 +253,10 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 
 	if (rd) {
 		ret = rd->orig.post_srq_recv(srq, wr, bad);
-		rdt_trace_post_recv(rd, 0, srq->res.id, true,
-				    rdt_uobj(srq->uobject), wr, bad, ret, ts);
+		if (READ_ONCE(rdt_enabled))
+			rdt_trace_post_recv(rd, 0, srq->res.id, true,
+					    rdt_uobj(srq->uobject), wr, bad,
+					    ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -209,7 +270,8 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 
 	if (rd) {
 		ret = rd->orig.poll_cq(cq, n, wc);
-		rdt_trace_poll_cq(rd, cq, n, wc, ret, rdt_now());
+		if (READ_ONCE(rdt_enabled))
+			rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -223,16 +285,9 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 	int ret = -ENODEV;
 
 	if (rd) {
-		struct rdt_ev_req_notify_cq ev = {
-			.cq_id = cq->res.id,
-			.flags = flags,
-		};
-
 		ret = rd->orig.req_notify_cq(cq, flags);
-		ev.ret = ret;
-		if (rdt_want(RDT_EV_REQ_NOTIFY_CQ))
-			rdt_emit(&ev, RDT_EV_REQ_NOTIFY_CQ, sizeof(ev),
-				 rd->index, ts);
+		if (READ_ONCE(rdt_enabled))
+			rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
