@@ -36,9 +36,17 @@ with open(os.path.join(DIR, "kallsyms")) as f:
         addrs.append(a)
         names.append(p[2])
         byname.setdefault(p[2], a)
-order = sorted(range(len(addrs)), key=addrs.__getitem__)
-addrs = [addrs[i] for i in order]
-names = [names[i] for i in order]
+# Several names can share an address (__x86_indirect_thunk_rax is also
+# __static_call_text_end): a section marker is the worst of them.
+def rank(i):
+    n = names[i]
+    return (addrs[i], n.endswith(("_end", "_start", "_array")), n)
+
+
+order = sorted(range(len(addrs)), key=rank)
+keep = [i for k, i in enumerate(order) if k == 0 or addrs[i] != addrs[order[k - 1]]]
+addrs = [addrs[i] for i in keep]
+names = [names[i] for i in keep]
 
 
 def sym(pc):
