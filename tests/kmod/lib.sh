@@ -14,6 +14,20 @@ ok() { echo "ok: $*"; }
 mountpoint -q /sys/kernel/debug 2>/dev/null ||
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 
+# tracing_on [SECS]: wait (60 s at most) until the rdmatrace-dump -f
+# started in the background has switched tracing on (it writes enable
+# itself, once its sources are attached): a fixed sleep lost a workload's
+# first events whenever the guest ran slowly.
+tracing_on() {
+	_i=0
+	until [ "$(cat "$D/enable")" = 1 ]; do
+		_i=$((_i + 1))
+		[ $_i -lt $((${1:-60} * 10)) ] ||
+			fail "rdmatrace-dump did not switch tracing on in ${1:-60} s"
+		sleep 0.1
+	done
+}
+
 # rdt_load [PARAM=VALUE...]: a fresh rdmatrace with the given parameters.
 rdt_load() {
 	rmmod rdmatrace 2>/dev/null || true

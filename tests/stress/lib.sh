@@ -42,18 +42,6 @@ dummy() { # NAME
 	ip link set "$1" up
 }
 
-# Wait until the rdmatrace-dump -f started in the background has switched
-# tracing on (it writes enable itself, after opening its files): a fixed
-# sleep lost a workload's first events whenever the guest ran slowly.
-tracing_on() {
-	_i=0
-	until [ "$(cat "$D/enable")" = 1 ]; do
-		_i=$((_i + 1))
-		[ $_i -lt 600 ] || fail "the reader did not switch tracing on in 60 s"
-		sleep 0.1
-	done
-}
-
 # The kernel workload once: verifies every completion and every byte.  The
 # module loads once at a time: concurrent callers take turns.
 workload() { # DEV COUNT [more params]
