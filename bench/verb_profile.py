@@ -36,6 +36,8 @@ with open(os.path.join(DIR, "kallsyms")) as f:
         addrs.append(a)
         names.append(p[2])
         byname.setdefault(p[2], a)
+
+
 # Several names can share an address (__x86_indirect_thunk_rax is also
 # __static_call_text_end): a section marker is the worst of them.
 def rank(i):
@@ -98,9 +100,18 @@ got = {}		# (wrapper, outcome) -> [counts, ...]
 # An empty poll is rare when completions are quick: counted when it comes.
 need = [("rdt_post_send", "ok"), ("rdt_post_recv", "ok"),
         ("rdt_poll_cq", "hit")]
+
+
+def have(k):
+    return len(got.get(k, []))
+
+
+def need_more():
+    return any(have(k) < SAMPLES for k in need)
+
+
 extra = 0
-while any(len(got.get(k, [])) < SAMPLES for k in need) or \
-        (len(got.get(("rdt_poll_cq", "empty"), [])) < SAMPLES and extra < 200):
+while need_more() or (have(("rdt_poll_cq", "empty")) < SAMPLES and extra < 200):
     try:
         gdb.execute("continue", to_string=True)
         pc = reg("pc")
@@ -112,9 +123,9 @@ while any(len(got.get(k, [])) < SAMPLES for k in need) or \
     seen[w] += 1
     if seen[w] <= SKIP:
         continue
-    if not any(len(got.get(k, [])) < SAMPLES for k in need):
+    if not need_more():
         extra += 1
-    if w != "rdt_poll_cq" and len(got.get((w, "ok"), [])) >= SAMPLES:
+    if w != "rdt_poll_cq" and have((w, "ok")) >= SAMPLES:
         continue
     counts, rax = trace_call()
     rv = rax if rax < 1 << 63 else rax - (1 << 64)
@@ -122,13 +133,13 @@ while any(len(got.get(k, [])) < SAMPLES for k in need) or \
         outcome = "hit" if rv > 0 else "empty" if rv == 0 else "error"
     else:
         outcome = "ok" if rv == 0 else "error"
-    if len(got.get((w, outcome), [])) < SAMPLES:
+    if have((w, outcome)) < SAMPLES:
         got.setdefault((w, outcome), []).append(counts)
 
-missing = [k for k in need if len(got.get(k, [])) < SAMPLES]
-if missing:
+short = [k for k in need if have(k) < SAMPLES]
+if short:
     raise SystemExit("verb-profile: too few calls of %s (raise the "
-                     "guest's ITERS)" % missing)
+                     "guest's ITERS)" % short)
 try:
     gdb.execute("delete")
 except gdb.error:
