@@ -83,6 +83,10 @@ struct rdt_src *rdt_reader_new_src(struct rdt_reader *r,
 void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s);
 struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i);
 bool rdt_reader_live(const struct rdt_reader *r);	/* opts.follow */
+/* Live sources: the clock of the reader's current pass, and whether a
+ * stream that read empty at @drained_at may be left unread in it. */
+uint64_t rdt_reader_pass_time(const struct rdt_reader *r);
+bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at);
 
 int rdt_src_file_open(struct rdt_src *s, const char *path);
 int rdt_src_relay_open(struct rdt_src *s, const char *dir);

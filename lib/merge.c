@@ -76,6 +76,10 @@ struct rdt_reader {
 	char (*boot_ids)[40];
 	unsigned int nboot;
 	bool started, stopping, live;
+	/* Live: this pass's clock, read once; whether poll() ran since the
+	 * pass before (a wakeup says which stream has news) */
+	uint64_t pass_now;
+	bool polled;
 	enum rdt_time_base tb;
 	uint64_t last_ts;
 	bool have_last;
@@ -217,6 +221,28 @@ struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i)
 bool rdt_reader_live(const struct rdt_reader *r)
 {
 	return r->live;
+}
+
+/*
+ * A live stream that read empty at @drained_at may stay unread in this
+ * pass while the reader has not waited since and less than a 16th of the
+ * reorder window (at most 1 ms) has passed: a record it misses is read
+ * long before anything newer can be emitted ahead of it, and the emit loop
+ * stops paying a read() per CPU for every event it hands out.
+ */
+bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at)
+{
+	uint64_t every = r->opts.reorder_window_ns / 16;
+
+	if (every > 1000000)
+		every = 1000000;
+	return !r->polled && !r->stopping && r->pass_now >= drained_at &&
+	       r->pass_now - drained_at < every;
+}
+
+uint64_t rdt_reader_pass_time(const struct rdt_reader *r)
+{
+	return r->pass_now;
 }
 
 /* Sources that failed to open leave only their message behind. */
@@ -755,6 +781,8 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 	for (;;) {
 		bool active = false;
 
+		if (r->live)
+			r->pass_now = rdt_now_mono();
 		if (r->stopping)
 			finish_live(r);
 		for (unsigned int i = 0; i < r->nsrc; i++) {
@@ -776,16 +804,15 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		heap_settle(r);
 		r->refill = NULL;
 		r->primed = true;
+		r->polled = false;
 		if (r->nheap) {
-			uint64_t now;
-
 			if (!any_live || r->stopping ||
 			    r->nheap >= r->opts.max_buffered) {
 				emit(r, ev);
 				return 1;
 			}
-			now = rdt_now_mono();
-			if (r->heap[0].ts + r->opts.reorder_window_ns <= now) {
+			if (r->heap[0].ts + r->opts.reorder_window_ns <=
+			    r->pass_now) {
 				emit(r, ev);
 				return 1;
 			}
@@ -820,6 +847,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 							pfd + n, 512 - n);
 			/* relay wakes poll only on a sub-buffer switch: the
 			 * timeout is what makes partial buffers appear. */
+			r->polled = true;
 			if (poll(pfd, (nfds_t)n, wait) < 0 && errno == EINTR)
 				return -EAGAIN;
 		}

@@ -27,6 +27,8 @@ struct relay_cpu {
 	unsigned char *buf;
 	size_t len;
 	uint64_t off;
+	bool drained;		/* the last read found nothing more */
+	uint64_t drained_at;	/* the reader's pass clock then */
 };
 
 struct relay_priv {
@@ -132,6 +134,8 @@ static int read_cpu(struct rdt_src *s, struct relay_cpu *c, bool *got)
 	int ret;
 
 	n = read(c->fd, c->buf + c->len, CPU_BUF - c->len);
+	c->drained = n < (ssize_t)(CPU_BUF - c->len);
+	c->drained_at = rdt_reader_pass_time(s->r);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
@@ -157,20 +161,31 @@ static int read_cpu(struct rdt_src *s, struct relay_cpu *c, bool *got)
 	return 0;
 }
 
-static int relay_fill(struct rdt_src *s)
+/* Live: one pass, then back to the merge so output flows; one-shot and
+ * @force (the last fill of a live trace): drain what is there, but give
+ * up after FORCE_PASSES chunks per CPU should a producer outrun us. */
+#define FORCE_PASSES 1024
+
+static int relay_fill_pass(struct rdt_src *s, bool force)
 {
 	struct relay_priv *p = s->priv;
+	unsigned int passes = 0;
 	bool got;
 	int ret;
 
-	if (s->live && rdt_now_mono() - p->last_scan > 1000000000ull)
+	if (s->live &&
+	    rdt_reader_pass_time(s->r) > p->last_scan + 1000000000ull)
 		scan(s, p);
 	do {
 		got = false;
 		for (unsigned int i = 0; i < p->ncpus; i++) {
+			struct relay_cpu *c = &p->cpus[i];
 			bool g = false;
 
-			ret = read_cpu(s, &p->cpus[i], &g);
+			if (s->live && !force && c->drained &&
+			    rdt_reader_may_skip(s->r, c->drained_at))
+				continue;
+			ret = read_cpu(s, c, &g);
 			if (ret < 0) {
 				if (!s->failed)
 					rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
@@ -180,12 +195,15 @@ static int relay_fill(struct rdt_src *s)
 			}
 			got |= g;
 		}
-		/* Live: one pass, then back to the merge so output flows;
-		 * one-shot: drain everything that is there now. */
-	} while (got && !s->live);
+	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
 	if (!s->live)
 		s->eof = true;
 	return 0;
+}
+
+static int relay_fill(struct rdt_src *s)
+{
+	return relay_fill_pass(s, false);
 }
 
 static int relay_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
@@ -266,7 +284,9 @@ static void relay_finish(struct rdt_src *s)
 	long long total = read_dropped(p->dir, &v, &nv);
 	uint64_t seen = 0;
 
-	/* Loss after the last sub-buffer switch shows only in `dropped`. */
+	/* Every record written before the stop, then the loss after the
+	 * last sub-buffer switch, which shows only in `dropped`. */
+	relay_fill_pass(s, true);
 	for (unsigned int cpu = 0; cpu < nv; cpu++) {
 		uint64_t had = cpu < s->nsubbuf_lost ? s->subbuf_lost[cpu] : 0;
 
