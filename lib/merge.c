@@ -76,9 +76,8 @@ struct rdt_reader {
 	char (*boot_ids)[40];
 	unsigned int nboot;
 	bool started, stopping, live;
-	/* Live: the clock as last read, a lower bound of now; whether
-	 * poll() ran since the pass before (a wakeup says which stream has
-	 * news) */
+	/* Live: this pass's clock, read once; whether poll() ran since the
+	 * pass before (a wakeup says which stream has news) */
 	uint64_t pass_now;
 	bool polled;
 	enum rdt_time_base tb;
@@ -227,10 +226,9 @@ bool rdt_reader_live(const struct rdt_reader *r)
 /*
  * A live stream that read empty at @drained_at may stay unread in this
  * pass while the reader has not waited since and less than a 16th of the
- * reorder window (at most 1 ms) has passed by the pass's clock: a record
- * it misses is read long before anything newer can be emitted ahead of it
- * (what goes out is due by that clock, which never runs ahead of now),
- * and the emit loop stops paying a read() per CPU for every event.
+ * reorder window (at most 1 ms) has passed: a record it misses is read
+ * long before anything newer can be emitted ahead of it, and the emit loop
+ * stops paying a read() per CPU for every event it hands out.
  */
 bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at)
 {
@@ -783,12 +781,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 	for (;;) {
 		bool active = false;
 
-		/* The clock only when the head is not due by the last
-		 * reading: in the guests of the test bed a clock read is a
-		 * system call and an emulated HPET access, once per event. */
-		if (r->live && (!r->nheap || r->stale ||
-				r->heap[0].ts + r->opts.reorder_window_ns >
-				r->pass_now))
+		if (r->live)
 			r->pass_now = rdt_now_mono();
 		if (r->stopping)
 			finish_live(r);
