@@ -37,8 +37,12 @@ run() {	# RATE -> sets gen stored lost dbg
 	ns=$(cat /sys/module/rdt_bench/parameters/total_ns)
 	rmmod rdt_bench
 	sleep 0.5
-	kill -INT $dp
-	wait $dp || { cat "$W/err" >&2; exit 1; }
+	# Past the capture rate the reader has died on a corrupt record
+	# (2026-11-24, 550 k/s, old and new readers alike: bench/NOTES.md):
+	# that is a result to report, not a reason to lose the figure.
+	kill -INT $dp 2>/dev/null || true
+	rfail=0
+	wait $dp || { rfail=1; echo "capture: rate=$1: rdmatrace-dump failed: $(tail -1 "$W/err")" >&2; }
 	dbg=$(awk '$1 == "total" { print $2 }' $D/dropped)
 	lost=$(sed -n 's/^rdmatrace-dump: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$W/err")
 	stored=$("$COUNT" "$W/c.rdt" 80 | awk '{ print $4 }')
@@ -46,7 +50,7 @@ run() {	# RATE -> sets gen stored lost dbg
 	echo "capture rate=$1 achieved=$achieved generated=$gen stored=$stored lost_reported=$lost lost_debugfs=$dbg" >&2
 }
 
-clean() { [ "$dbg" = 0 ] && [ "$stored" = "$gen" ]; }
+clean() { [ "$rfail" = 0 ] && [ "$dbg" = 0 ] && [ "$stored" = "$gen" ]; }
 
 # More POLL_CQ records stored than calls made happened once (2026-11-24,
 # 201895 of 200000 at 100 k/s, 0 lost) and not in 9 repeats: keep such a
@@ -93,6 +97,7 @@ if [ -n "$bad" ]; then
 	echo "R capture.over.stored $stored"
 	echo "R capture.over.lost_reported ${lost:-0}"
 	echo "R capture.over.lost_debugfs $dbg"
+	echo "R capture.over.reader_failed $rfail"
 	echo "R capture.over.exact $([ "${lost:-x}" = $((gen - stored)) ] && [ "$dbg" = $((gen - stored)) ] && echo 1 || echo 0)"
 fi
 rm -rf "$W"
