@@ -279,14 +279,15 @@ static long long read_dropped(const char *dir, uint64_t **v, unsigned int *nv)
 static void relay_finish(struct rdt_src *s)
 {
 	struct relay_priv *p = s->priv;
-	uint64_t *v = NULL, now = rdt_now_mono();
+	uint64_t *v = NULL, now, seen = 0;
 	unsigned int nv = 0;
-	long long total = read_dropped(p->dir, &v, &nv);
-	uint64_t seen = 0;
+	long long total;
 
 	/* Every record written before the stop, then the loss after the
 	 * last sub-buffer switch, which shows only in `dropped`. */
 	relay_fill_pass(s, true);
+	now = rdt_now_mono();
+	total = read_dropped(p->dir, &v, &nv);
 	for (unsigned int cpu = 0; cpu < nv; cpu++) {
 		uint64_t had = cpu < s->nsubbuf_lost ? s->subbuf_lost[cpu] : 0;
 
