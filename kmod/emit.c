@@ -77,26 +77,60 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
 
 /* ---- relay callbacks: they sit with the drop accounting ---------------- */
 
+/*
+ * relay's read() of one CPU's buffer is not serialised against its writer.
+ * Between relay_switch_subbuf() publishing the old sub-buffer's padding and
+ * setting buf->data to the new one, a reader can step into the next
+ * sub-buffer and take (subbuf_size - padding[next]) bytes of it: the
+ * header and records of whatever it last held.  Three rules keep that from
+ * costing data, and let the reader discard what it should not have seen:
+ *
+ * - Refuse from n_subbufs - 1 sub-buffers produced and unread, not
+ *   relay_buf_full()'s n_subbufs.  relay counts a switch in
+ *   subbufs_produced, then clears buf->offset, and marks the buffer full
+ *   only after we refuse, once per event dropped while full.  A read()
+ *   that sees produced - consumed == n_subbufs in that window takes
+ *   relay_file_read_avail()'s overwrite branch and skips the oldest unread
+ *   sub-buffer: loss no counter sees.
+ * - The next sub-buffer, free by the rule above, gets padding of all but
+ *   one RDT_EV_SUBBUF: a reader racing the next switch reads that header
+ *   (the old one, or ours when we are quicker), never old records.
+ * - A sub-buffer never used gets an RDT_SUBBUF_SEQ_UNUSED header in its
+ *   place (relay zeroes the buffer, and zeroes are no record).
+ *
+ * The reader drops headers it has seen or whose seq is lower, and the
+ * records relay gives it twice (see the uapi header).
+ */
 static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 			    void *prev_subbuf, size_t prev_padding)
 {
 	struct rdt_trace *t = buf->chan->private_data;
 	struct rdt_cpu *c = per_cpu_ptr(t->cpu, buf->cpu);
+	size_t n = buf->chan->n_subbufs, next;
 	struct rdt_ev_subbuf *ev = subbuf;
 
-	if (relay_buf_full(buf)) {
+	if (buf->subbufs_produced - buf->subbufs_consumed >= n - 1) {
 		c->dropped++;
 		return 0;
 	}
 
-	memset(ev, 0, sizeof(*ev));
 	rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
 		     ktime_get_ns(), buf->cpu, 0, 0);
-	ev->seq = buf->subbufs_produced;
 	ev->lost_total = c->dropped;
+	ev->seq = buf->subbufs_produced;
 	/* A reader that lost the previous sub-buffer still learns comm. */
 	c->last_tid = U32_MAX;
 	subbuf_start_reserve(buf, sizeof(*ev));
+
+	next = (buf->subbufs_produced + 1) % n;
+	buf->padding[next] = buf->chan->subbuf_size - sizeof(*ev);
+	if (buf->subbufs_produced + 1 < n) {
+		ev = buf->start + next * buf->chan->subbuf_size;
+		rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
+			     0, buf->cpu, 0, 0);
+		ev->seq = RDT_SUBBUF_SEQ_UNUSED;
+		ev->lost_total = 0;
+	}
 	return 1;
 }
 

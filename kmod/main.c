@@ -21,7 +21,7 @@ MODULE_PARM_DESC(buffer_size, "relay sub-buffer size in bytes (per CPU, default 
 
 unsigned long rdt_param_n_subbufs = 8;
 module_param_named(n_subbufs, rdt_param_n_subbufs, ulong, 0444);
-MODULE_PARM_DESC(n_subbufs, "relay sub-buffers per CPU (default 8)");
+MODULE_PARM_DESC(n_subbufs, "relay sub-buffers per CPU, one kept free (default 8)");
 
 static bool rdt_param_enable;
 module_param_named(enable, rdt_param_enable, bool, 0444);

@@ -35,8 +35,11 @@
 
 /* Bumped on any incompatible change; readers refuse a newer major. */
 #define RDT_ABI_MAJOR		1
-/* Bumped when record types are added; older readers skip unknown types. */
-#define RDT_ABI_MINOR		1
+/*
+ * Bumped when record types or field values are added; older readers skip
+ * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.
+ */
+#define RDT_ABI_MINOR		2
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -123,6 +126,15 @@ struct rdt_ev_subbuf {
 	__u64	seq;		/* sub-buffer sequence number on this CPU */
 	__u64	lost_total;	/* events dropped on this CPU so far */
 };
+
+/*
+ * relay's read() can race a sub-buffer switch and return the start of a
+ * sub-buffer not yet (re)written: a reader of the relay files drops an
+ * RDT_EV_SUBBUF whose seq is this, or lower than one it has seen (a freed
+ * sub-buffer's old header), and the records after a repeated seq up to
+ * where it had read (relay reads such a sub-buffer again from its start).
+ */
+#define RDT_SUBBUF_SEQ_UNUSED	(~0ULL)
 
 struct rdt_ev_comm {
 	struct rdt_hdr hdr;

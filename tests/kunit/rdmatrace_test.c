@@ -388,6 +388,7 @@ static struct kunit_suite rdt_filter_suite = {
 /* ---- rdt_drops: a real relay channel in a private directory ---------- */
 
 #define DROP_SUBBUF	4096
+#define DROP_NSUB	3
 #define DROP_N		500
 
 static void rdt_test_drops(struct kunit *test)
@@ -406,7 +407,7 @@ static void rdt_test_drops(struct kunit *test)
 
 	dir = debugfs_create_dir("rdmatrace_kunit", NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dir));
-	t = rdt_trace_open(dir, DROP_SUBBUF, 2);
+	t = rdt_trace_open(dir, DROP_SUBBUF, DROP_NSUB);
 	if (IS_ERR(t))
 		debugfs_remove(dir);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
@@ -423,9 +424,13 @@ static void rdt_test_drops(struct kunit *test)
 	}
 	preempt_enable();
 
-	/* Two sub-buffers, each: SUBBUF header, COMM, then records. */
-	KUNIT_EXPECT_EQ(test, ok, 2 * per);
-	KUNIT_EXPECT_EQ(test, nospc, DROP_N - 2 * per);
+	/*
+	 * All sub-buffers but one are used (the last stays free for
+	 * relay's sake, see rdt_subbuf_start()), each: SUBBUF header, COMM,
+	 * then records.
+	 */
+	KUNIT_EXPECT_EQ(test, ok, (DROP_NSUB - 1) * per);
+	KUNIT_EXPECT_EQ(test, nospc, DROP_N - (DROP_NSUB - 1) * per);
 	KUNIT_EXPECT_EQ(test, rdt_trace_dropped(t, cpu), nospc);
 
 	buf = *per_cpu_ptr(t->chan->buf, cpu);
@@ -436,6 +441,15 @@ static void rdt_test_drops(struct kunit *test)
 	sb = buf->start + DROP_SUBBUF;
 	KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
 	KUNIT_EXPECT_EQ(test, sb->seq, 1);
+	/*
+	 * The free one: a header a racing reader drops, and padding that
+	 * keeps such a reader from reading past it.
+	 */
+	sb = buf->start + 2 * DROP_SUBBUF;
+	KUNIT_EXPECT_EQ(test, sb->hdr.magic, RDT_REC_MAGIC);
+	KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
+	KUNIT_EXPECT_EQ(test, sb->seq, RDT_SUBBUF_SEQ_UNUSED);
+	KUNIT_EXPECT_EQ(test, buf->padding[2], DROP_SUBBUF - sizeof(*sb));
 
 	/* A reader frees a sub-buffer: the next one carries the loss. */
 	relay_subbufs_consumed(t->chan, cpu, 1);
@@ -446,11 +460,15 @@ static void rdt_test_drops(struct kunit *test)
 	buf = *per_cpu_ptr(t->chan->buf, smp_processor_id());
 	preempt_enable();
 	if (buf == *per_cpu_ptr(t->chan->buf, cpu)) {
-		sb = buf->start;
+		sb = buf->start + 2 * DROP_SUBBUF;
 		KUNIT_EXPECT_EQ(test, sb->hdr.type, RDT_EV_SUBBUF);
 		KUNIT_EXPECT_EQ(test, sb->seq, 2);
 		KUNIT_EXPECT_EQ(test, sb->lost_total, dropped);
 		KUNIT_EXPECT_EQ(test, dropped, nospc);
+		/* Sub-buffer 0 is the free one now: its old header stays. */
+		KUNIT_EXPECT_EQ(test, buf->padding[0],
+				DROP_SUBBUF - sizeof(*sb));
+		KUNIT_EXPECT_EQ(test, ((struct rdt_ev_subbuf *)buf->start)->seq, 0);
 	}
 	rdt_trace_close(t);
 	debugfs_remove(dir);
