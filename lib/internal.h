@@ -51,6 +51,9 @@ struct rdt_src {
 	/* cumulative lost per CPU from SUBBUF records, to derive deltas */
 	uint64_t		*subbuf_lost;
 	uint32_t		nsubbuf_lost;
+	/* per CPU, the SUBBUF seq expected next plus one (0: none seen) */
+	uint64_t		*subbuf_next;
+	uint32_t		nsubbuf_next;
 	struct rdt_source_stats	st;
 	uint64_t		*lost_cpu;
 	char			error[RDT_ERRLEN];

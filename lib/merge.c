@@ -132,6 +132,7 @@ void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s)
 	free(s->meta);
 	free(s->status);
 	free(s->subbuf_lost);
+	free(s->subbuf_next);
 	free(s->lost_cpu);
 	if (r->nsrc && r->srcs[r->nsrc - 1] == s)
 		r->nsrc--;
@@ -583,6 +584,16 @@ int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
 						  rec.subbuf.lost_total - prev,
 						  rec.hdr.ts_ns, true);
 			s->subbuf_lost[cpu] = rec.subbuf.lost_total;
+		}
+		/* The module numbers its sub-buffers; relay can still skip
+		 * one unread (its overwrite branch), which no counter sees.
+		 * A lower seq is a new channel, not a gap. */
+		if (!grow(&s->subbuf_next, &s->nsubbuf_next, (uint64_t)cpu + 1)) {
+			uint64_t next = s->subbuf_next[cpu];
+
+			if (next && rec.subbuf.seq + 1 > next)
+				s->st.subbufs_skipped += rec.subbuf.seq + 1 - next;
+			s->subbuf_next[cpu] = rec.subbuf.seq + 2;
 		}
 	}
 	return 0;

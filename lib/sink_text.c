@@ -330,6 +330,10 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 			" unknown-type %" PRIu64 " late %" PRIu64 "%s%s\n", i,
 			st.name, st.records, st.lost, st.unknown, st.late,
 			st.failed ? " error: " : "", st.failed ? st.error : "");
+		if (st.subbufs_skipped)
+			fprintf(s->f, "#   %" PRIu64 " relay sub-buffers skipped "
+				"unread: their events are lost, count unknown\n",
+				st.subbufs_skipped);
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])
 				fprintf(s->f, "#   cpu%u lost %" PRIu64 "\n", c,

@@ -29,6 +29,13 @@ struct relay_cpu {
 	uint64_t off;
 	bool drained;		/* the last read found nothing more */
 	uint64_t drained_at;	/* the reader's pass clock then */
+	/* The sub-buffer being read, to drop what a read that raced a
+	 * switch returned (kmod/emit.c, rdt_subbuf_start()). */
+	bool have_seq;		/* seq is known */
+	bool stale;		/* in an old header's sub-buffer: drop */
+	uint64_t seq;
+	uint64_t pos;		/* its bytes passed on, header included */
+	uint64_t replay;	/* read again from its start: drop up to here */
 };
 
 struct relay_priv {
@@ -36,7 +43,58 @@ struct relay_priv {
 	struct relay_cpu *cpus;
 	unsigned int ncpus;
 	uint64_t last_scan;
+	uint64_t n_subbufs;	/* the module's, 0 if unknown */
 };
+
+/*
+ * Whether to pass on the record at @rec, @h its header.  relay's read()
+ * races the writer's sub-buffer switch, and may return the header of a
+ * sub-buffer it has not rewritten yet (a seq not above the current one,
+ * or RDT_SUBBUF_SEQ_UNUSED), or the current sub-buffer again from its
+ * start (the same seq again, then records already passed on).  Each
+ * sub-buffer starts with a header, so the position in it says which
+ * records were seen.  A lower seq further back than the buffer holds is a
+ * new channel, not an old header.
+ */
+static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
+			const struct rdt_hdr *h, const unsigned char *rec)
+{
+	struct rdt_ev_subbuf sb;
+
+	if (h->type == RDT_EV_SUBBUF && h->size == sizeof(sb)) {
+		memcpy(&sb, rec, sizeof(sb));
+		if (sb.seq == RDT_SUBBUF_SEQ_UNUSED)
+			return false;
+		if (c->have_seq && sb.seq == c->seq) {
+			c->replay = c->pos;
+			c->pos = sizeof(sb);
+			c->stale = false;
+			return false;
+		}
+		if (c->have_seq && sb.seq < c->seq &&
+		    (!p->n_subbufs || c->seq - sb.seq < p->n_subbufs)) {
+			c->stale = true;
+			return false;
+		}
+		c->have_seq = true;
+		c->stale = false;
+		c->seq = sb.seq;
+		c->pos = sizeof(sb);
+		c->replay = 0;
+		return true;
+	}
+	if (c->stale)
+		return false;
+	if (c->replay) {
+		if (c->pos + h->size <= c->replay) {
+			c->pos += h->size;
+			return false;
+		}
+		c->replay = 0;
+	}
+	c->pos += h->size;
+	return true;
+}
 
 static bool lockdown_active(char *mode, size_t len)
 {
@@ -127,7 +185,8 @@ static int scan(struct rdt_src *s, struct relay_priv *p)
 	return ret;
 }
 
-static int read_cpu(struct rdt_src *s, struct relay_cpu *c, bool *got)
+static int read_cpu(struct rdt_src *s, struct relay_priv *p,
+		    struct relay_cpu *c, bool *got)
 {
 	size_t pos = 0;
 	ssize_t n;
@@ -149,10 +208,15 @@ static int read_cpu(struct rdt_src *s, struct relay_cpu *c, bool *got)
 		if (h.magic == RDT_REC_MAGIC && h.size >= sizeof(h) &&
 		    h.size > c->len - pos)
 			break;	/* rest of the record is not written yet */
-		ret = rdt_src_push(s, c->buf + pos, c->len - pos, c->name,
-				   c->off);
-		if (ret < 0)
-			return ret;
+		if (h.magic == RDT_REC_MAGIC && h.size >= sizeof(h) &&
+		    !relay_fresh(p, c, &h, c->buf + pos)) {
+			s->st.relay_repeats++;
+		} else {
+			ret = rdt_src_push(s, c->buf + pos, c->len - pos,
+					   c->name, c->off);
+			if (ret < 0)
+				return ret;
+		}
 		pos += h.size;
 		c->off += h.size;
 	}
@@ -185,7 +249,7 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 			if (s->live && !force && c->drained &&
 			    rdt_reader_may_skip(s->r, c->drained_at))
 				continue;
-			ret = read_cpu(s, c, &g);
+			ret = read_cpu(s, p, c, &g);
 			if (ret < 0) {
 				if (!s->failed)
 					rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
@@ -329,6 +393,22 @@ static const struct rdt_src_ops relay_ops = {
 	.close = relay_close,
 };
 
+static uint64_t read_n_subbufs(const char *dir)
+{
+	unsigned long long n = 0;
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/n_subbufs", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
 /* "abi 1.0" anywhere in the version file; absent: rely on record headers. */
 static int version_major(const char *dir, char *text, size_t len)
 {
@@ -412,6 +492,7 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 				  "version)", dir);
 		return -ENOENT;
 	}
+	p->n_subbufs = read_n_subbufs(dir);
 	/* Loss from before this reader started is not ours to report. */
 	read_dropped(dir, &v, &nv);
 	s->subbuf_lost = v;

@@ -15,6 +15,8 @@
  *   -b BOOTID   boot id (default "boot-a"); -o NS realtime offset
  *   -H HOST     host name
  *   -L N        lost events announced by a SUBBUF on cpu 1
+ *   -G N        then a SUBBUF on cpu 1 whose seq says N sub-buffers were
+ *               skipped unread (relay's overwrite branch)
  *   -u N        records of an unknown type (200)
  *   -N N        ncclAllReduce calls (4 MiB float, 4 ranks, 1 ms each)
  *   -T N        TCP retransmits inside the first collective
@@ -77,14 +79,14 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
-	unsigned long lost = 0, unknown = 0, nccl = 0, tcp = 0, abi = RDT_ABI_MAJOR;
+	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, abi = RDT_ABI_MAJOR;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:u:N:T:A:V:p:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
 		case 'o': offset = strtoll(optarg, NULL, 0); break;
 		case 'H': host = optarg; break;
 		case 'L': lost = strtoul(optarg, NULL, 0); break;
+		case 'G': gap = strtoul(optarg, NULL, 0); break;
 		case 'u': unknown = strtoul(optarg, NULL, 0); break;
 		case 'N': nccl = strtoul(optarg, NULL, 0); break;
 		case 'T': tcp = strtoul(optarg, NULL, 0); break;
@@ -179,7 +182,7 @@ int main(int argc, char **argv)
 
 		(void)h;
 	}
-	if (lost) {
+	if (lost || gap) {
 		struct rdt_ev_subbuf *s0 = rec(RDT_EV_SUBBUF, sizeof(*s0), start + 600, RDT_NO_DEV);
 		struct rdt_ev_subbuf *s1 = rec(RDT_EV_SUBBUF, sizeof(*s1), start + 700, RDT_NO_DEV);
 
@@ -188,6 +191,13 @@ int main(int argc, char **argv)
 		s1->hdr.cpu = 1;
 		s1->seq = 1;
 		s1->lost_total = lost;
+	}
+	if (gap) {
+		struct rdt_ev_subbuf *s2 = rec(RDT_EV_SUBBUF, sizeof(*s2), start + 800, RDT_NO_DEV);
+
+		s2->hdr.cpu = 1;
+		s2->seq = 2 + gap;
+		s2->lost_total = lost;
 	}
 	qsort(recs, nrec, sizeof(*recs), cmp);
 

@@ -189,6 +189,16 @@ static void drop_report(struct rdt_reader *r, uint64_t events)
 		struct rdt_source_stats st;
 
 		rdt_reader_source_stats(r, i, &st);
+		if (st.subbufs_skipped)
+			fprintf(stderr, "  %s: %llu relay sub-buffers skipped "
+				"unread: the events in them are lost, count "
+				"unknown\n", st.name,
+				(unsigned long long)st.subbufs_skipped);
+		if (st.relay_repeats)
+			fprintf(stderr, "  %s: %llu records that relay returned "
+				"twice or stale (a read raced a sub-buffer "
+				"switch) were dropped\n", st.name,
+				(unsigned long long)st.relay_repeats);
 		if (!st.lost && !st.late)
 			continue;
 		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu), late %llu\n",

@@ -142,6 +142,12 @@ struct rdt_source_stats {
 	const uint64_t	*lost_cpu;	/* lost per producer CPU */
 	bool		failed;		/* stopped at an error (see error) */
 	const char	*error;		/* "" if none */
+	/* Relay sub-buffers that were never read (a gap in the SUBBUF
+	 * sequence of a CPU): the events in them are lost, count unknown. */
+	uint64_t	subbufs_skipped;
+	/* Records a relay read() returned twice or stale, because it raced
+	 * a sub-buffer switch: dropped, and not loss. */
+	uint64_t	relay_repeats;
 };
 
 /* A pollable producer of wire records, e.g. the BPF ring buffer. */
