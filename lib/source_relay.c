@@ -66,7 +66,9 @@ static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
 		if (sb.seq == RDT_SUBBUF_SEQ_UNUSED)
 			return false;
 		if (c->have_seq && sb.seq == c->seq) {
-			c->replay = c->pos;
+			/* a repeat cut short, then read again: the furthest */
+			if (c->pos > c->replay)
+				c->replay = c->pos;
 			c->pos = sizeof(sb);
 			c->stale = false;
 			return false;
