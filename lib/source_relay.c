@@ -205,13 +205,13 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 	c->len += (size_t)n;
 	while (c->len - pos >= sizeof(struct rdt_hdr)) {
 		struct rdt_hdr h;
+		bool framed;	/* a header to trust; else push reports it */
 
 		memcpy(&h, c->buf + pos, sizeof(h));
-		if (h.magic == RDT_REC_MAGIC && h.size >= sizeof(h) &&
-		    h.size > c->len - pos)
+		framed = h.magic == RDT_REC_MAGIC && h.size >= sizeof(h);
+		if (framed && h.size > c->len - pos)
 			break;	/* rest of the record is not written yet */
-		if (h.magic == RDT_REC_MAGIC && h.size >= sizeof(h) &&
-		    !relay_fresh(p, c, &h, c->buf + pos)) {
+		if (framed && !relay_fresh(p, c, &h, c->buf + pos)) {
 			s->st.relay_repeats++;
 		} else {
 			ret = rdt_src_push(s, c->buf + pos, c->len - pos,
