@@ -57,6 +57,7 @@ struct rdt_src {
 	struct rdt_source_stats	st;
 	uint64_t		*lost_cpu;
 	char			error[RDT_ERRLEN];
+	char			corrupt_first[RDT_ERRLEN];
 };
 
 /* Position of a record for messages: "<where> offset <off>", just

@@ -886,6 +886,7 @@ RDT_EXPORT int rdt_reader_source_stats(const struct rdt_reader *r,
 	st->name = s->name;
 	st->lost_cpu = s->lost_cpu;
 	st->error = s->error;
+	st->corrupt_first = s->corrupt_first;
 	return 0;
 }
 

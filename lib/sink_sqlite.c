@@ -18,7 +18,8 @@ static const char schema[] =
 "CREATE TABLE sources(src INTEGER PRIMARY KEY, name TEXT, kind TEXT, host TEXT,"
 " kernel TEXT, module_version TEXT, boot_id TEXT, realtime_offset_ns INTEGER,"
 " ncpus INTEGER, metadata TEXT, records INTEGER, lost INTEGER, unknown INTEGER,"
-" late INTEGER, error TEXT, subbufs_skipped INTEGER);\n"
+" late INTEGER, error TEXT, subbufs_skipped INTEGER, corrupt_bytes INTEGER,"
+" resyncs INTEGER);\n"
 "CREATE TABLE devices(ts_ns INTEGER, host INTEGER, dev INTEGER, event TEXT,"
 " name TEXT, old_name TEXT, node_guid TEXT, node_type INTEGER, ports INTEGER,"
 " driver_id INTEGER);\n"
@@ -532,7 +533,7 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 	sqlite3_stmt *st = NULL;
 	int ret = 0;
 
-	sqlite3_prepare_v2(q->db, "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	sqlite3_prepare_v2(q->db, "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 			   -1, &st, NULL);
 	for (unsigned int i = 0; st && i < rdt_reader_nsources(r); i++) {
 		const struct rdt_file_hdr *h = rdt_reader_file_hdr(r, i);
@@ -557,6 +558,8 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 		bi(&b, (int64_t)ss.late);
 		bt(&b, ss.error, 4096);
 		bi(&b, (int64_t)ss.subbufs_skipped);
+		bi(&b, (int64_t)ss.corrupt_bytes);
+		bi(&b, (int64_t)ss.resyncs);
 		sqlite3_step(st);
 	}
 	sqlite3_finalize(st);

@@ -334,6 +334,12 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 			fprintf(s->f, "#   %" PRIu64 " relay sub-buffers skipped "
 				"unread: their events are lost, count unknown\n",
 				st.subbufs_skipped);
+		if (st.resyncs)
+			fprintf(s->f, "#   %" PRIu64 " corrupt bytes in %" PRIu64
+				" places skipped to the next sub-buffer, the "
+				"first at %s: their events are lost, count "
+				"unknown\n", st.corrupt_bytes, st.resyncs,
+				st.corrupt_first);
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])
 				fprintf(s->f, "#   cpu%u lost %" PRIu64 "\n", c,

@@ -36,6 +36,7 @@ struct relay_cpu {
 	uint64_t seq;
 	uint64_t pos;		/* its bytes passed on, header included */
 	uint64_t replay;	/* read again from its start: drop up to here */
+	bool corrupt;		/* skipping corrupt bytes to a header */
 };
 
 struct relay_priv {
@@ -187,10 +188,34 @@ static int scan(struct rdt_src *s, struct relay_priv *p)
 	return ret;
 }
 
+/*
+ * Where the next sub-buffer may start in @b after a corrupt record at 0:
+ * records are 8-byte sized and every sub-buffer starts with a SUBBUF
+ * header, so look at each 8-byte step for one.  Without one, all but a
+ * last partial step can go: the header may start there.
+ */
+static size_t resync(const unsigned char *b, size_t len)
+{
+	size_t q;
+
+	for (q = 8; q + 8 <= len; q += 8) {
+		struct rdt_hdr h;
+
+		memcpy(&h, b + q, 8);	/* magic to size */
+		if (h.magic == RDT_REC_MAGIC && h.source == RDT_SRC_KMOD &&
+		    h.type == RDT_EV_SUBBUF &&
+		    h.size == sizeof(struct rdt_ev_subbuf) &&
+		    h.version <= RDT_ABI_MAJOR)
+			return q;
+	}
+	return q;
+}
+
 static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		    struct relay_cpu *c, bool *got)
 {
-	size_t pos = 0;
+	size_t pos = 0, want, skip;
+	const char *why;
 	ssize_t n;
 	int ret;
 
@@ -205,23 +230,45 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 	c->len += (size_t)n;
 	while (c->len - pos >= sizeof(struct rdt_hdr)) {
 		struct rdt_hdr h;
-		bool framed;	/* a header to trust; else push reports it */
 
-		memcpy(&h, c->buf + pos, sizeof(h));
-		framed = h.magic == RDT_REC_MAGIC && h.size >= sizeof(h);
-		if (framed && h.size > c->len - pos)
-			break;	/* rest of the record is not written yet */
-		if (framed && !relay_fresh(p, c, &h, c->buf + pos)) {
-			s->st.relay_repeats++;
-		} else {
-			ret = rdt_src_push(s, c->buf + pos, c->len - pos,
-					   c->name, c->off);
-			if (ret < 0)
-				return ret;
+		switch (rdt_decode_check(c->buf + pos, c->len - pos, &h, &want,
+					 &why)) {
+		case RDT_DEC_NEED_MORE:
+			goto out;	/* rest of the record is not written yet */
+		case RDT_DEC_CORRUPT:
+			/* One count per corrupt stretch, however many reads
+			 * it takes to find the next header. */
+			if (!c->corrupt && !s->st.resyncs++)
+				snprintf(s->corrupt_first,
+					 sizeof(s->corrupt_first),
+					 "%s offset %llu: %s", c->name,
+					 (unsigned long long)c->off, why);
+			c->corrupt = true;
+			skip = resync(c->buf + pos, c->len - pos);
+			s->st.corrupt_bytes += skip;
+			pos += skip;
+			c->off += skip;
+			c->pos += skip;
+			continue;
+		case RDT_DEC_NEWER_ABI:	/* rdt_src_push reports it */
+			break;
+		default:
+			c->corrupt = false;
+			if (!relay_fresh(p, c, &h, c->buf + pos)) {
+				s->st.relay_repeats++;
+				pos += h.size;
+				c->off += h.size;
+				continue;
+			}
 		}
+		ret = rdt_src_push(s, c->buf + pos, c->len - pos, c->name,
+				   c->off);
+		if (ret < 0)
+			return ret;
 		pos += h.size;
 		c->off += h.size;
 	}
+out:
 	memmove(c->buf, c->buf + pos, c->len - pos);
 	c->len -= pos;
 	return 0;

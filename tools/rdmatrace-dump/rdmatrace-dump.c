@@ -180,8 +180,11 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	return 0;
 }
 
-static void drop_report(struct rdt_reader *r, uint64_t events)
+/* Returns whether a source skipped corrupt data. */
+static bool drop_report(struct rdt_reader *r, uint64_t events)
 {
+	bool corrupt = false;
+
 	fprintf(stderr, "rdmatrace-dump: %llu events, %llu lost, %llu of unknown type skipped\n",
 		(unsigned long long)events, (unsigned long long)rdt_reader_lost(r),
 		(unsigned long long)rdt_reader_unknown(r));
@@ -199,6 +202,15 @@ static void drop_report(struct rdt_reader *r, uint64_t events)
 				"twice or stale (a read raced a sub-buffer "
 				"switch) were dropped\n", st.name,
 				(unsigned long long)st.relay_repeats);
+		if (st.resyncs) {
+			fprintf(stderr, "  %s: corrupt data, %llu bytes in %llu "
+				"places, skipped to the next sub-buffer: the "
+				"events in it are lost, count unknown; the first "
+				"at %s\n", st.name,
+				(unsigned long long)st.corrupt_bytes,
+				(unsigned long long)st.resyncs, st.corrupt_first);
+			corrupt = true;
+		}
 		if (!st.lost && !st.late)
 			continue;
 		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu), late %llu\n",
@@ -211,6 +223,7 @@ static void drop_report(struct rdt_reader *r, uint64_t events)
 				fprintf(stderr, "    cpu%u lost %llu\n", c,
 					(unsigned long long)st.lost_cpu[c]);
 	}
+	return corrupt;
 }
 
 int main(int argc, char **argv)
@@ -380,7 +393,10 @@ int main(int argc, char **argv)
 			rdt_stats_print(st, r, so);
 		rdt_stats_free(st);
 	}
-	drop_report(r, events);
+	/* Everything readable was written; the exit still says it was not
+	 * all there. */
+	if (drop_report(r, events))
+		ret = 1;
 	if (n < 0) {
 		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
 		ret = 1;

@@ -148,6 +148,14 @@ struct rdt_source_stats {
 	/* Records a relay read() returned twice or stale, because it raced
 	 * a sub-buffer switch: dropped, and not loss. */
 	uint64_t	relay_repeats;
+	/* Relay: corrupt bytes skipped to the next sub-buffer header (the
+	 * kernel's buffer cannot be read again, so the reader resynchronises
+	 * rather than stop); the events in them are lost, count unknown.
+	 * resyncs is how often; corrupt_first where and why the first one
+	 * was ("" if none). */
+	uint64_t	corrupt_bytes;
+	uint64_t	resyncs;
+	const char	*corrupt_first;
 };
 
 /* A pollable producer of wire records, e.g. the BPF ring buffer. */
