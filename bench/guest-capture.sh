@@ -37,9 +37,9 @@ run() {	# RATE -> sets gen stored lost dbg
 	ns=$(cat /sys/module/rdt_bench/parameters/total_ns)
 	rmmod rdt_bench
 	sleep 0.5
-	# Past the capture rate the reader has died on a corrupt record
-	# (2026-11-24, 550 k/s, old and new readers alike: bench/NOTES.md):
-	# that is a result to report, not a reason to lose the figure.
+	# A reader that fails (it died on a corrupt record past the capture
+	# rate before d340e10; it now skips such data, counts it, and exits
+	# 1) is a result to report, not a reason to lose the figure.
 	kill -INT $dp 2>/dev/null || true
 	rfail=0
 	wait $dp || { rfail=1; echo "capture: rate=$1: rdmatrace-dump failed: $(tail -1 "$W/err")" >&2; }
