@@ -211,6 +211,18 @@ static size_t resync(const unsigned char *b, size_t len)
 	return q;
 }
 
+/* One count per corrupt stretch, however many reads it takes to find the
+ * next header; the first one's place and cause are kept for the report. */
+static void corrupt_at(struct rdt_src *s, struct relay_cpu *c,
+		       const char *why)
+{
+	if (!c->corrupt && !s->st.resyncs++)
+		snprintf(s->corrupt_first, sizeof(s->corrupt_first),
+			 "%s offset %llu: %s", c->name,
+			 (unsigned long long)c->off, why);
+	c->corrupt = true;
+}
+
 static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		    struct relay_cpu *c, bool *got)
 {
@@ -236,14 +248,7 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		case RDT_DEC_NEED_MORE:
 			goto out;	/* rest of the record is not written yet */
 		case RDT_DEC_CORRUPT:
-			/* One count per corrupt stretch, however many reads
-			 * it takes to find the next header. */
-			if (!c->corrupt && !s->st.resyncs++)
-				snprintf(s->corrupt_first,
-					 sizeof(s->corrupt_first),
-					 "%s offset %llu: %s", c->name,
-					 (unsigned long long)c->off, why);
-			c->corrupt = true;
+			corrupt_at(s, c, why);
 			skip = resync(c->buf + pos, c->len - pos);
 			s->st.corrupt_bytes += skip;
 			pos += skip;
@@ -272,6 +277,23 @@ out:
 	memmove(c->buf, c->buf + pos, c->len - pos);
 	c->len -= pos;
 	return 0;
+}
+
+/* At the end: records are published whole, so bytes left over are a
+ * record cut short or the tail of a corrupt stretch, counted as corrupt
+ * rather than dropped quietly. */
+static void count_leftover(struct rdt_src *s, struct relay_priv *p)
+{
+	for (unsigned int i = 0; i < p->ncpus; i++) {
+		struct relay_cpu *c = &p->cpus[i];
+
+		if (!c->len || s->failed)
+			continue;
+		corrupt_at(s, c, "truncated record at the end");
+		s->st.corrupt_bytes += c->len;
+		c->off += c->len;
+		c->len = 0;
+	}
 }
 
 /* Live: one pass, then back to the merge so output flows; one-shot and
@@ -309,8 +331,10 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 			got |= g;
 		}
 	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
-	if (!s->live)
+	if (!s->live) {
+		count_leftover(s, p);
 		s->eof = true;
+	}
 	return 0;
 }
 
@@ -399,6 +423,7 @@ static void relay_finish(struct rdt_src *s)
 	/* Every record written before the stop, then the loss after the
 	 * last sub-buffer switch, which shows only in `dropped`. */
 	relay_fill_pass(s, true);
+	count_leftover(s, p);
 	now = rdt_now_mono();
 	total = read_dropped(p->dir, &v, &nv);
 	for (unsigned int cpu = 0; cpu < nv; cpu++) {
