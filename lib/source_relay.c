@@ -335,7 +335,7 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 		count_leftover(s, p);
 		s->eof = true;
 	}
-	return 0;
+	return force && got;	/* 1: stopped at FORCE_PASSES, not drained */
 }
 
 static int relay_fill(struct rdt_src *s)
@@ -422,8 +422,8 @@ static void relay_finish(struct rdt_src *s)
 
 	/* Every record written before the stop, then the loss after the
 	 * last sub-buffer switch, which shows only in `dropped`. */
-	relay_fill_pass(s, true);
-	count_leftover(s, p);
+	if (relay_fill_pass(s, true) == 0)
+		count_leftover(s, p);
 	now = rdt_now_mono();
 	total = read_dropped(p->dir, &v, &nv);
 	for (unsigned int cpu = 0; cpu < nv; cpu++) {
