@@ -34,6 +34,45 @@ leaks() {
 		echo -
 	fi
 }
+# pstate PID: its state letter (R, S, D, Z, ...), empty when gone.  A child
+# that exited is a zombie until waited for, and `kill -0` still finds it.
+pstate() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
+
+# wait_max PID SECONDS: wait for PID, at most SECONDS; 124 when it had to
+# be killed (a process stuck in the kernel may not die even then: the
+# caller must not wait for it again).
+wait_max() {
+	_t=0
+	while _st=$(pstate "$1") && [ -n "$_st" ] && [ "$_st" != Z ]; do
+		if [ $_t -ge $(($2 * 5)) ]; then
+			kill -9 "$1" 2>/dev/null
+			return 124
+		fi
+		_t=$((_t + 1)); sleep 0.2
+	done
+	wait "$1"
+}
+
+# What is stuck, and where: each user task with its state and kernel wait
+# channel, the kernel stack of those in D state and of the workload
+# programs, and the kernel's list of blocked tasks (sysrq w).
+stuck_report() {
+	echo "tasks (pid state wchan command):"
+	for d in /proc/[0-9]*; do
+		_p=${d#/proc/}
+		_c=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)
+		[ -n "$_c" ] || continue
+		_st=$(pstate "$_p")
+		echo "  $_p $_st $(cat "$d/wchan" 2>/dev/null) $(echo "$_c" | cut -c1-160)"
+		case "$_st $_c" in
+		D*|*rping*|*pingpong*|*modprobe*|*rmmod*)
+			sed 's/^/      /' "$d/stack" 2>/dev/null | head -16 ;;
+		esac
+	done
+	[ -w /proc/sysrq-trigger ] && echo w >/proc/sysrq-trigger
+	dmesg | tail -60
+}
+
 leak_clear() { [ -w /sys/kernel/debug/kmemleak ] && echo clear >/sys/kernel/debug/kmemleak; true; }
 
 # Second netdevs for devices that come and go (rxe and siw take one each).
