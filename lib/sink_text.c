@@ -336,9 +336,10 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 				st.subbufs_skipped);
 		if (st.resyncs)
 			fprintf(s->f, "#   %" PRIu64 " corrupt bytes in %" PRIu64
-				" places skipped to the next sub-buffer, the "
+				" %s skipped to the next sub-buffer, the "
 				"first at %s: their events are lost, count "
 				"unknown\n", st.corrupt_bytes, st.resyncs,
+				st.resyncs == 1 ? "place" : "places",
 				st.corrupt_first);
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])

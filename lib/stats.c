@@ -369,6 +369,20 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 		for (uint32_t c = 0; c < ss.ncpus; c++)
 			if (ss.lost_cpu[c])
 				fprintf(o, "  cpu%u lost %" PRIu64 "\n", c, ss.lost_cpu[c]);
+		/* Losses of unknown size: say so, as the dump's report does. */
+		if (ss.subbufs_skipped)
+			fprintf(o, "  relay sub-buffers skipped unread %" PRIu64
+				" (events lost, count unknown)\n",
+				ss.subbufs_skipped);
+		if (ss.relay_repeats)
+			fprintf(o, "  records relay returned twice, dropped %"
+				PRIu64 "\n", ss.relay_repeats);
+		if (ss.resyncs)
+			fprintf(o, "  corrupt bytes %" PRIu64 " in %" PRIu64
+				" %s (events lost, count unknown), the first "
+				"at %s\n", ss.corrupt_bytes, ss.resyncs,
+				ss.resyncs == 1 ? "place" : "places",
+				ss.corrupt_first);
 	}
 }
 
@@ -432,8 +446,12 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 		fprintf(o, "%s{\"name\":", sep);
 		rdt_json_str(o, ss.name, 4096);
 		fprintf(o, ",\"records\":%" PRIu64 ",\"lost\":%" PRIu64
-			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64 ",\"lost_cpu\":{",
-			ss.records, ss.lost, ss.unknown, ss.late);
+			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64
+			",\"subbufs_skipped\":%" PRIu64 ",\"relay_repeats\":%"
+			PRIu64 ",\"corrupt_bytes\":%" PRIu64 ",\"resyncs\":%"
+			PRIu64 ",\"lost_cpu\":{", ss.records, ss.lost,
+			ss.unknown, ss.late, ss.subbufs_skipped,
+			ss.relay_repeats, ss.corrupt_bytes, ss.resyncs);
 		for (uint32_t c = 0, first = 1; c < ss.ncpus; c++)
 			if (ss.lost_cpu[c]) {
 				fprintf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", c,

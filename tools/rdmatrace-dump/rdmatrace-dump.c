@@ -204,11 +204,13 @@ static bool drop_report(struct rdt_reader *r, uint64_t events)
 				(unsigned long long)st.relay_repeats);
 		if (st.resyncs) {
 			fprintf(stderr, "  %s: corrupt data, %llu bytes in %llu "
-				"places, skipped to the next sub-buffer: the "
+				"%s, skipped to the next sub-buffer: the "
 				"events in it are lost, count unknown; the first "
 				"at %s\n", st.name,
 				(unsigned long long)st.corrupt_bytes,
-				(unsigned long long)st.resyncs, st.corrupt_first);
+				(unsigned long long)st.resyncs,
+				st.resyncs == 1 ? "place" : "places",
+				st.corrupt_first);
 			corrupt = true;
 		}
 		if (!st.lost && !st.late)
