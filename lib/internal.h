@@ -146,6 +146,11 @@ static inline enum rdt_decode_result rdt_decode_check(const void *buf,
 bool rdt_is_completion(const union rdt_record *rec);
 uint64_t rdt_now_mono(void);
 char *rdt_local_meta(void);
+
+#define RDT_RELAY_MAX_CPUS 4096
+/* Read a trace file header and its metadata text from @f into s->fh and
+ * s->meta; @path names the file in errors.  0 or -errno with s->error. */
+int rdt_src_read_file_hdr(struct rdt_src *s, FILE *f, const char *path);
 int rdt_meta_add_pid(char **meta, int pid);
 
 /* Tiny JSON writer: no library in Debian fits JSON Lines streaming well. */

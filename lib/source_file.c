@@ -104,33 +104,12 @@ static const struct rdt_src_ops file_ops = {
 	.close = file_close,
 };
 
-int rdt_src_file_open(struct rdt_src *s, const char *path)
+int rdt_src_read_file_hdr(struct rdt_src *s, FILE *f, const char *path)
 {
-	struct file_priv *p = calloc(1, sizeof(*p));
 	struct rdt_file_hdr *fh = &s->fh;
-	struct stat st;
 	size_t n, text;
 
-	if (!p)
-		return -ENOMEM;
-	s->priv = p;
-	s->ops = &file_ops;
-	p->f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
-	if (!p->f) {
-		int e = errno;
-
-		rdt_src_set_error(s, "%s: cannot open trace file: %s", path,
-				  strerror(e));
-		return -e;
-	}
-	p->cap = BUF_SZ;
-	if (!fstat(fileno(p->f), &st) && S_ISREG(st.st_mode) &&
-	    st.st_size < BUF_SZ)
-		p->cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
-	p->buf = malloc(p->cap);
-	if (!p->buf)
-		return -ENOMEM;
-	n = fread(fh, 1, sizeof(*fh), p->f);
+	n = fread(fh, 1, sizeof(*fh), f);
 	if (n < sizeof(fh->magic) ||
 	    memcmp(fh->magic, RDT_FILE_MAGIC, sizeof(fh->magic))) {
 		rdt_src_set_error(s, "%s: not an rdmatrace trace file (bad magic)",
@@ -158,7 +137,7 @@ int rdt_src_file_open(struct rdt_src *s, const char *path)
 	s->meta = calloc(1, text + 1);
 	if (!s->meta)
 		return -ENOMEM;
-	if (fread(s->meta, 1, text, p->f) != text) {
+	if (fread(s->meta, 1, text, f) != text) {
 		rdt_src_set_error(s, "%s: truncated file header (metadata)", path);
 		return -EBADMSG;
 	}
@@ -169,6 +148,37 @@ int rdt_src_file_open(struct rdt_src *s, const char *path)
 	fh->kernel[sizeof(fh->kernel) - 1] = 0;
 	fh->module_version[sizeof(fh->module_version) - 1] = 0;
 	fh->boot_id[sizeof(fh->boot_id) - 1] = 0;
-	p->off = fh->hdr_size;
+	return 0;
+}
+
+int rdt_src_file_open(struct rdt_src *s, const char *path)
+{
+	struct file_priv *p = calloc(1, sizeof(*p));
+	struct stat st;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	s->priv = p;
+	s->ops = &file_ops;
+	p->f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
+	if (!p->f) {
+		int e = errno;
+
+		rdt_src_set_error(s, "%s: cannot open trace file: %s", path,
+				  strerror(e));
+		return -e;
+	}
+	p->cap = BUF_SZ;
+	if (!fstat(fileno(p->f), &st) && S_ISREG(st.st_mode) &&
+	    st.st_size < BUF_SZ)
+		p->cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
+	p->buf = malloc(p->cap);
+	if (!p->buf)
+		return -ENOMEM;
+	ret = rdt_src_read_file_hdr(s, p->f, path);
+	if (ret < 0)
+		return ret;
+	p->off = s->fh.hdr_size;
 	return 0;
 }

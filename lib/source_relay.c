@@ -18,7 +18,6 @@
 #include "internal.h"
 
 #define CPU_BUF (256 * 1024)
-#define MAX_CPUS 4096
 
 struct relay_cpu {
 	int fd;
@@ -45,6 +44,8 @@ struct relay_priv {
 	unsigned int ncpus;
 	uint64_t last_scan;
 	uint64_t n_subbufs;	/* the module's, 0 if unknown */
+	uint64_t last_ts;	/* the latest record's, for a saved capture */
+	bool saved;		/* rdmatrace-record's copy, not the module */
 };
 
 /*
@@ -178,7 +179,7 @@ static int scan(struct rdt_src *s, struct relay_priv *p)
 		char extra;
 
 		if (sscanf(de->d_name, "trace%u%c", &cpu, &extra) != 1 ||
-		    cpu >= MAX_CPUS)
+		    cpu >= RDT_RELAY_MAX_CPUS)
 			continue;
 		ret = open_cpu(s, p, cpu);
 		if (ret < 0)
@@ -270,6 +271,8 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 				   c->off);
 		if (ret < 0)
 			return ret;
+		if (h.ts_ns > p->last_ts)
+			p->last_ts = h.ts_ns;
 		pos += h.size;
 		c->off += h.size;
 	}
@@ -294,6 +297,39 @@ static void count_leftover(struct rdt_src *s, struct relay_priv *p)
 		c->off += c->len;
 		c->len = 0;
 	}
+}
+
+/*
+ * The loss after the last sub-buffer switch shows only in `dropped`: what
+ * it counts beyond the start and the SUBBUF headers seen.  @ts places it:
+ * now for the live module, the end of a saved capture's records.
+ */
+static void account_dropped(struct rdt_src *s, struct relay_priv *p,
+			    uint64_t ts)
+{
+	uint64_t *v = NULL, seen = 0;
+	unsigned int nv = 0;
+	char path[600];
+	long long total;
+
+	snprintf(path, sizeof(path), "%s/dropped", p->dir);
+	total = rdt_relay_read_dropped(path, &v, &nv);
+	for (unsigned int cpu = 0; cpu < nv; cpu++) {
+		uint64_t had = cpu < s->nsubbuf_lost ? s->subbuf_lost[cpu] : 0;
+
+		if (v[cpu] > had)
+			rdt_src_push_lost(s, RDT_SRC_KMOD, cpu, v[cpu] - had,
+					  ts, false);
+		seen += v[cpu] > had ? v[cpu] : had;
+	}
+	if (!nv && total > 0) {
+		for (unsigned int cpu = 0; cpu < s->nsubbuf_lost; cpu++)
+			seen += s->subbuf_lost[cpu];
+		if ((uint64_t)total > seen)
+			rdt_src_push_lost(s, RDT_SRC_KMOD, UINT32_MAX,
+					  (uint64_t)total - seen, ts, false);
+	}
+	free(v);
 }
 
 /* Live: one pass, then back to the merge so output flows; one-shot and
@@ -333,6 +369,10 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
 	if (!s->live) {
 		count_leftover(s, p);
+		/* A saved capture's `dropped` is its end count.  A one-shot
+		 * read of the live module is a snapshot of its buffers. */
+		if (p->saved)
+			account_dropped(s, p, p->last_ts);
 		s->eof = true;
 	}
 	return force && got;	/* 1: stopped at FORCE_PASSES, not drained */
@@ -356,92 +396,15 @@ static int relay_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
 	return n;
 }
 
-/*
- * `dropped` lines name a CPU ("cpu3 12", "3: 12") or the total ("total 12").
- * Fills per-CPU counts in v[] (grown as needed), returns the total or -1.
- */
-static long long read_dropped(const char *dir, uint64_t **v, unsigned int *nv)
-{
-	char path[600], line[256];
-	long long total = -1, sum = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/dropped", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *q = line, *last = NULL;
-		unsigned long long num = 0, cpu;
-		bool is_cpu = false;
-
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!strncmp(q, "cpu", 3) && isdigit((unsigned char)q[3])) {
-			cpu = strtoull(q + 3, &q, 10);
-			is_cpu = true;
-		} else if (isdigit((unsigned char)*q) && strchr(q, ':')) {
-			cpu = strtoull(q, &q, 10);
-			is_cpu = true;
-		} else {
-			cpu = 0;
-		}
-		for (char *t = q; *t; t++)
-			if (isdigit((unsigned char)*t) &&
-			    (t == q || !isalnum((unsigned char)t[-1])))
-				last = t;
-		if (!last)
-			continue;
-		num = strtoull(last, NULL, 10);
-		if (is_cpu && cpu < MAX_CPUS) {
-			if (cpu >= *nv) {
-				uint64_t *n = realloc(*v, (cpu + 1) * sizeof(*n));
-
-				if (!n)
-					continue;
-				memset(n + *nv, 0, (cpu + 1 - *nv) * sizeof(*n));
-				*v = n;
-				*nv = (unsigned int)cpu + 1;
-			}
-			(*v)[cpu] = num;
-			sum += (long long)num;
-		} else if (strstr(line, "total") || total < 0) {
-			total = (long long)num;
-		}
-	}
-	fclose(f);
-	return total >= 0 ? total : sum;
-}
-
 static void relay_finish(struct rdt_src *s)
 {
 	struct relay_priv *p = s->priv;
-	uint64_t *v = NULL, now, seen = 0;
-	unsigned int nv = 0;
-	long long total;
 
 	/* Every record written before the stop, then the loss after the
-	 * last sub-buffer switch, which shows only in `dropped`. */
+	 * last sub-buffer switch. */
 	if (relay_fill_pass(s, true) == 0)
 		count_leftover(s, p);
-	now = rdt_now_mono();
-	total = read_dropped(p->dir, &v, &nv);
-	for (unsigned int cpu = 0; cpu < nv; cpu++) {
-		uint64_t had = cpu < s->nsubbuf_lost ? s->subbuf_lost[cpu] : 0;
-
-		if (v[cpu] > had)
-			rdt_src_push_lost(s, RDT_SRC_KMOD, cpu, v[cpu] - had,
-					  now, false);
-		seen += v[cpu] > had ? v[cpu] : had;
-	}
-	if (!nv && total > 0) {
-		for (unsigned int cpu = 0; cpu < s->nsubbuf_lost; cpu++)
-			seen += s->subbuf_lost[cpu];
-		if ((uint64_t)total > seen)
-			rdt_src_push_lost(s, RDT_SRC_KMOD, UINT32_MAX,
-					  (uint64_t)total - seen, now, false);
-	}
-	free(v);
+	account_dropped(s, p, rdt_now_mono());
 }
 
 static void relay_close(struct rdt_src *s)
@@ -458,6 +421,31 @@ static void relay_close(struct rdt_src *s)
 	free(p->dir);
 	free(p);
 	s->priv = NULL;
+}
+
+/*
+ * A capture saved by rdmatrace-record holds header.rdt, the header of the
+ * host it was recorded on: take it rather than this host's.  Returns 1 if
+ * there is one, 0 if not (the live module's directory), or -errno.
+ */
+static int saved_header(struct rdt_src *s, const char *dir)
+{
+	char path[600];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/header.rdt", dir);
+	f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		ret = -errno;
+		rdt_src_set_error(s, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = rdt_src_read_file_hdr(s, f, path);
+	fclose(f);
+	return ret < 0 ? ret : 1;
 }
 
 static const struct rdt_src_ops relay_ops = {
@@ -513,7 +501,7 @@ static int version_major(const char *dir, char *text, size_t len)
 int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 {
 	struct relay_priv *p = calloc(1, sizeof(*p));
-	char vtext[128];
+	char vtext[128], path[600];
 	struct stat st;
 	uint64_t *v = NULL;
 	unsigned int nv = 0;
@@ -552,8 +540,14 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 				  "versions", dir, major, vtext, RDT_ABI_MAJOR);
 		return -EPROTO;
 	}
-	rdt_local_file_hdr(&s->fh, dir);
-	s->meta = rdt_local_meta();
+	ret = saved_header(s, dir);
+	if (ret < 0)
+		return ret;
+	p->saved = ret > 0;
+	if (!ret) {
+		rdt_local_file_hdr(&s->fh, dir);
+		s->meta = rdt_local_meta();
+	}
 	ret = scan(s, p);
 	if (ret < 0) {
 		if (!s->failed)
@@ -567,8 +561,12 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 		return -ENOENT;
 	}
 	p->n_subbufs = read_n_subbufs(dir);
-	/* Loss from before this reader started is not ours to report. */
-	read_dropped(dir, &v, &nv);
+	/* Loss from before this reader started is not ours to report; a
+	 * saved capture kept the count from when its recording started. */
+	snprintf(path, sizeof(path), "%s/dropped.start", dir);
+	if (access(path, F_OK))
+		snprintf(path, sizeof(path), "%s/dropped", dir);
+	rdt_relay_read_dropped(path, &v, &nv);
 	s->subbuf_lost = v;
 	s->nsubbuf_lost = nv;
 	return 0;

@@ -36,7 +36,8 @@ static void usage(FILE *f)
 "Input (default: live, what the relay buffers and BPF hold now):\n"
 "  -i, --input FILE      read a trace file; repeat to merge (e.g. several hosts)\n"
 "  -f, --follow          live until Ctrl-C/SIGTERM, then flush and report drops\n"
-"  -d, --relay-dir DIR   relay directory (default " DEFAULT_RELAY ")\n"
+"  -d, --relay-dir DIR   relay directory (default " DEFAULT_RELAY "),\n"
+"                        or a capture saved by rdmatrace-record\n"
 "      --no-relay        live without rdmatrace.ko (BPF sources only)\n"
 "      --no-bpf          live without the BPF sources\n"
 "      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
@@ -111,32 +112,16 @@ struct args {
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
- * start/stop); returns true if we switched it on. */
-static bool set_enable(const char *dir, const char *val)
+ * start/stop); returns true if we switched it on.  A directory without an
+ * `enable` file (a saved capture) has nothing to switch. */
+static bool set_enable(const char *dir, bool on)
 {
-	char path[512], cur[8] = "";
-	FILE *f;
+	int ret = rdt_relay_set_enable(dir, on);
 
-	snprintf(path, sizeof(path), "%s/enable", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(cur, sizeof(cur), f))
-		cur[0] = 0;
-	fclose(f);
-	if (cur[0] == val[0])
-		return false;
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "rdmatrace-dump: %s: %s\n", path, strerror(errno));
-		return false;
-	}
-	fputs(val, f);
-	if (fclose(f)) {
-		fprintf(stderr, "rdmatrace-dump: %s: %s\n", path, strerror(errno));
-		return false;
-	}
-	return true;
+	if (ret < 0 && ret != -ENOENT)
+		fprintf(stderr, "rdmatrace-dump: %s/enable: %s\n", dir,
+			strerror(-ret));
+	return ret > 0;
 }
 
 static int add_live(struct rdt_reader *r, const struct args *a)
@@ -349,7 +334,7 @@ int main(int argc, char **argv)
 		st = rdt_stats_new();
 
 	if (a.follow && !a.no_relay && !a.no_enable)
-		enabled = set_enable(a.relay_dir, "1");
+		enabled = set_enable(a.relay_dir, true);
 
 	for (;;) {
 		if (stop_requested == 1) {
@@ -380,7 +365,7 @@ int main(int argc, char **argv)
 			rdt_stats_add(st, &ev);
 	}
 	if (enabled)
-		set_enable(a.relay_dir, "0");
+		set_enable(a.relay_dir, false);
 	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)
 		ret = 1;
 	if (st) {

@@ -218,6 +218,23 @@ uint64_t rdt_reader_unknown(const struct rdt_reader *r);
  * it (@relay_dir, may be NULL, supplies the module version). */
 void rdt_local_file_hdr(struct rdt_file_hdr *h, const char *relay_dir);
 
+/*
+ * The module's relay directory (@dir, e.g. /sys/kernel/debug/rdmatrace).
+ * Switch its tracing on or off: 1 if this changed it, 0 if it already was,
+ * -errno (-ENOENT: no `enable` file there).
+ */
+int rdt_relay_set_enable(const char *dir, bool on);
+/* A `dropped` file at @path ("cpuN COUNT" lines and "total COUNT"): the
+ * per-CPU counts into (*v)[], grown as needed (free() it); returns the
+ * total, or -1 if the file cannot be read. */
+long long rdt_relay_read_dropped(const char *path, uint64_t **v,
+				 unsigned int *nv);
+/* A trace file header for this host and no records (@relay_dir, may be
+ * NULL, supplies the module version): what rdmatrace-record saves as
+ * DIR/header.rdt beside the raw trace<cpu> files, so that the relay source
+ * reading DIR later reports the host the data came from.  0 or -errno. */
+int rdt_write_local_header(FILE *f, const char *relay_dir);
+
 /* ---- filters --------------------------------------------------------------- */
 
 struct rdt_filter;

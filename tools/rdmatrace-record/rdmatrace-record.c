@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace-record: save the module's relay buffers as they are, one file
+ * per CPU, for rdmatrace-dump -d to decode later (blktrace -D, then
+ * blkparse).  Nothing is decoded or merged while recording, so the cost per
+ * event is a copy, not a parse: this keeps up with rates that the live
+ * merge of rdmatrace-dump -f cannot.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdmatrace/rdmatrace.h>
+
+#define DEFAULT_RELAY "/sys/kernel/debug/rdmatrace"
+#define CHUNK (1024 * 1024)
+/* Per CPU and pass, so that one busy CPU cannot starve the others. */
+#define CHUNKS_PER_PASS 8
+/* After the stop: give up draining after this many chunks per CPU, should
+ * a producer that was left enabled (--no-enable) outrun us. */
+#define DRAIN_CHUNKS 1024
+#define MAX_CPUS 4096
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+struct cpu {
+	unsigned int cpu;
+	int in, out;
+	unsigned long long bytes;
+};
+
+struct rec {
+	const char *relay, *outdir;
+	struct cpu *cpus;
+	unsigned int ncpus;
+	unsigned char *buf;
+	unsigned long long bytes;
+	bool failed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: rdmatrace-record -D DIR [OPTIONS]\n"
+"Save rdmatrace.ko's relay buffers to DIR as they are (one trace<cpu> file\n"
+"per CPU, plus the module's version, drop counters and this host's facts),\n"
+"until Ctrl-C/SIGTERM or -w.  Decode later, here or elsewhere, with\n"
+"  rdmatrace-dump -d DIR [-o FILE] [-F FORMAT] ...\n"
+"It copies and does not decode, so it keeps up with far higher event rates\n"
+"than rdmatrace-dump -f; it records the module only (no BPF sources).\n"
+"\n"
+"  -D, --output-dir DIR  where to save (created; must not hold a capture)\n"
+"  -d, --relay-dir DIR   relay directory (default " DEFAULT_RELAY ")\n"
+"  -w, --stop SECONDS    stop after SECONDS\n"
+"      --no-enable       do not switch the module's tracing on and off\n"
+"  -h, --help            this text\n"
+"  -V, --version         versions of the tool and the wire format\n"
+"\n"
+"Exit status: 0 success, 1 error (what was saved before it stays in DIR),\n"
+"2 usage error.\n");
+}
+
+static const struct option longopts[] = {
+	{ "output-dir", required_argument, NULL, 'D' },
+	{ "relay-dir", required_argument, NULL, 'd' },
+	{ "stop", required_argument, NULL, 'w' },
+	{ "no-enable", no_argument, NULL, 'E' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Copy a small control file of the relay directory, if it has one. */
+static int copy_file(const char *from_dir, const char *name,
+		     const char *to_dir, const char *to_name)
+{
+	char from[600], to[600], buf[4096];
+	FILE *in, *out;
+	size_t n;
+	int ret = 0;
+
+	snprintf(from, sizeof(from), "%s/%s", from_dir, name);
+	snprintf(to, sizeof(to), "%s/%s", to_dir, to_name);
+	in = fopen(from, "r");
+	if (!in)
+		return errno == ENOENT ? 0 : -errno;
+	out = fopen(to, "wx");
+	if (!out) {
+		ret = -errno;
+		fclose(in);
+		return ret;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n) {
+			ret = -errno;
+			break;
+		}
+	if (!ret && ferror(in))
+		ret = -EIO;
+	fclose(in);
+	if (fclose(out) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* "abi MAJOR.MINOR" in the version file; -1 if it says nothing. */
+static int abi_major(const char *dir)
+{
+	char path[600], line[128];
+	int major = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/version", dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "abi %d.", &major) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return major;
+}
+
+static int add_cpu(struct rec *r, unsigned int cpu)
+{
+	char path[600];
+	struct cpu *v, *c;
+	int in, out;
+
+	for (unsigned int i = 0; i < r->ncpus; i++)
+		if (r->cpus[i].cpu == cpu)
+			return 0;
+	snprintf(path, sizeof(path), "%s/trace%u", r->relay, cpu);
+	in = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0) {
+		fprintf(stderr, "rdmatrace-record: %s: %s%s\n", path,
+			strerror(errno), errno == EACCES || errno == EPERM ?
+			" (the rdmatrace debugfs files are root-only)" : "");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/trace%u", r->outdir, cpu);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		fprintf(stderr, "rdmatrace-record: %s: %s\n", path,
+			strerror(errno));
+		close(in);
+		return -1;
+	}
+	v = realloc(r->cpus, (r->ncpus + 1) * sizeof(*v));
+	if (!v) {
+		close(in);
+		close(out);
+		return -1;
+	}
+	r->cpus = v;
+	c = &r->cpus[r->ncpus++];
+	c->cpu = cpu;
+	c->in = in;
+	c->out = out;
+	c->bytes = 0;
+	return 0;
+}
+
+/* CPUs that come online get a new trace<N> file: pick them up. */
+static int scan(struct rec *r)
+{
+	DIR *d = opendir(r->relay);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -1;
+	while (!ret && (de = readdir(d))) {
+		unsigned int cpu;
+		char extra;
+
+		if (sscanf(de->d_name, "trace%u%c", &cpu, &extra) == 1 &&
+		    cpu < MAX_CPUS)
+			ret = add_cpu(r, cpu);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Up to @chunks reads of one CPU's relay file, each written out whole:
+ * relay's read() returns what the module committed and skips its padding,
+ * and rdmatrace-dump -d treats the saved bytes exactly as it would the
+ * live file's.  Returns 1 if there may be more, 0 if drained, -1 on error.
+ */
+static int copy_cpu(struct rec *r, struct cpu *c, int chunks)
+{
+	for (int i = 0; i < chunks; i++) {
+		ssize_t n = read(c->in, r->buf, CHUNK);
+		int ret;
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n < 0) {
+			fprintf(stderr, "rdmatrace-record: %s/trace%u: read: "
+				"%s\n", r->relay, c->cpu, strerror(errno));
+			return -1;
+		}
+		if (n == 0)
+			return 0;
+		ret = write_all(c->out, r->buf, (size_t)n);
+		if (ret < 0) {
+			fprintf(stderr, "rdmatrace-record: %s/trace%u: write: "
+				"%s: %zd bytes read from the module are not "
+				"saved, and recording stops\n", r->outdir,
+				c->cpu, strerror(-ret), n);
+			return -1;
+		}
+		c->bytes += (unsigned long long)n;
+		r->bytes += (unsigned long long)n;
+		if (n < CHUNK)
+			return 0;
+	}
+	return 1;
+}
+
+/* One pass over every CPU; returns 1 if some CPU may hold more. */
+static int copy_pass(struct rec *r, int chunks)
+{
+	int more = 0;
+
+	for (unsigned int i = 0; i < r->ncpus; i++) {
+		int ret = copy_cpu(r, &r->cpus[i], chunks);
+
+		if (ret < 0) {
+			r->failed = true;
+			return -1;
+		}
+		more |= ret;
+	}
+	return more;
+}
+
+/* Refuse a directory that already holds a capture: no run may overwrite
+ * another's data. */
+static int make_outdir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "rdmatrace-record: %s: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "rdmatrace-record: %s: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)))
+		if (!strcmp(de->d_name, "header.rdt") ||
+		    !strncmp(de->d_name, "trace", 5) ||
+		    !strncmp(de->d_name, "dropped", 7)) {
+			fprintf(stderr, "rdmatrace-record: %s already holds a "
+				"capture (%s): choose another directory or "
+				"remove it\n", dir, de->d_name);
+			closedir(d);
+			return -1;
+		}
+	closedir(d);
+	return 0;
+}
+
+/* Setup failed before anything was recorded: take back what it made, so
+ * that the same command can simply be run again. */
+static void undo_setup(struct rec *r)
+{
+	static const char *const made[] = {
+		"header.rdt", "version", "n_subbufs", "dropped.start",
+	};
+	char path[600];
+
+	for (unsigned int i = 0; i < r->ncpus; i++) {
+		close(r->cpus[i].in);
+		close(r->cpus[i].out);
+		snprintf(path, sizeof(path), "%s/trace%u", r->outdir,
+			 r->cpus[i].cpu);
+		unlink(path);
+	}
+	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->outdir, made[i]);
+		unlink(path);
+	}
+	rmdir(r->outdir);	/* only if it is empty now */
+	free(r->cpus);
+	free(r->buf);
+}
+
+static int save_header(const char *relay, const char *dir)
+{
+	char path[600];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/header.rdt", dir);
+	f = fopen(path, "wbx");
+	if (!f)
+		return -errno;
+	ret = rdt_write_local_header(f, relay);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+/* The module's drop counters over the capture, per CPU that lost any. */
+static void report_drops(const struct rec *r)
+{
+	uint64_t *a = NULL, *b = NULL, total = 0;
+	unsigned int na = 0, nb = 0;
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/dropped.start", r->outdir);
+	rdt_relay_read_dropped(path, &a, &na);
+	snprintf(path, sizeof(path), "%s/dropped", r->outdir);
+	if (rdt_relay_read_dropped(path, &b, &nb) < 0) {
+		fprintf(stderr, "rdmatrace-record: the module's drop count is "
+			"unknown (%s unreadable)\n", path);
+		free(a);
+		return;
+	}
+	for (unsigned int cpu = 0; cpu < nb; cpu++) {
+		uint64_t had = cpu < na ? a[cpu] : 0;
+
+		if (b[cpu] > had) {
+			fprintf(stderr, "  cpu%u dropped %llu\n", cpu,
+				(unsigned long long)(b[cpu] - had));
+			total += b[cpu] - had;
+		}
+	}
+	fprintf(stderr, "rdmatrace-record: the module dropped %llu events "
+		"during the capture%s\n", (unsigned long long)total,
+		total ? " (rdmatrace-dump -d reports them where they were lost)" :
+		"");
+	free(a);
+	free(b);
+}
+
+int main(int argc, char **argv)
+{
+	struct rec r = { .relay = DEFAULT_RELAY };
+	double stop_after = 0, t0, secs;
+	struct sigaction sa;
+	struct pollfd *pfd = NULL;
+	unsigned int npfd = 0;
+	bool enabled = false, no_enable = false;
+	int c, ret, major, more;
+	double last_scan;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "D:d:w:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'D': r.outdir = optarg; break;
+		case 'd': r.relay = optarg; break;
+		case 'w':
+			errno = 0;
+			stop_after = strtod(optarg, &end);
+			if (errno || end == optarg || *end || stop_after <= 0) {
+				fprintf(stderr, "rdmatrace-record: bad --stop "
+					"'%s' (seconds > 0)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'E': no_enable = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V':
+			printf("rdmatrace-record %s (wire ABI %d.%d)\n",
+			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rdmatrace-record: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!r.outdir) {
+		fprintf(stderr, "rdmatrace-record: -D DIR is required (where "
+			"to save the capture)\n");
+		usage(stderr);
+		return 2;
+	}
+
+	if (access(r.relay, F_OK)) {
+		fprintf(stderr, "rdmatrace-record: %s: %s%s\n", r.relay,
+			strerror(errno), errno == ENOENT ?
+			": is rdmatrace.ko loaded? (modprobe rdmatrace)" : "");
+		return 1;
+	}
+	major = abi_major(r.relay);
+	if (major >= 0 && major != RDT_ABI_MAJOR) {
+		fprintf(stderr, "rdmatrace-record: %s: rdmatrace.ko speaks ABI "
+			"%d, this tool speaks %d: install matching versions\n",
+			r.relay, major, RDT_ABI_MAJOR);
+		return 1;
+	}
+	if (make_outdir(r.outdir) < 0)
+		return 1;
+	ret = save_header(r.relay, r.outdir);
+	if (!ret)
+		ret = copy_file(r.relay, "version", r.outdir, "version");
+	if (!ret)
+		ret = copy_file(r.relay, "n_subbufs", r.outdir, "n_subbufs");
+	/* Loss before the capture is not its loss. */
+	if (!ret)
+		ret = copy_file(r.relay, "dropped", r.outdir, "dropped.start");
+	if (ret) {
+		fprintf(stderr, "rdmatrace-record: %s: saving the module's "
+			"facts: %s\n", r.outdir, strerror(-ret));
+		undo_setup(&r);
+		return 1;
+	}
+	r.buf = malloc(CHUNK);
+	if (!r.buf || scan(&r) < 0 || !r.ncpus) {
+		if (r.buf && !r.ncpus)
+			fprintf(stderr, "rdmatrace-record: %s: no trace<cpu> "
+				"relay files (not an rdmatrace relay "
+				"directory)\n", r.relay);
+		undo_setup(&r);
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!no_enable) {
+		ret = rdt_relay_set_enable(r.relay, true);
+		if (ret < 0 && ret != -ENOENT)
+			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
+				r.relay, strerror(-ret));
+		enabled = ret > 0;
+	}
+	fprintf(stderr, "rdmatrace-record: recording %u CPUs of %s to %s%s\n",
+		r.ncpus, r.relay, r.outdir,
+		stop_after ? "" : " until Ctrl-C");
+
+	t0 = last_scan = now_s();
+	while (!stop_requested && !r.failed) {
+		double t = now_s();
+		unsigned int n = r.ncpus;
+
+		if (stop_after && t - t0 >= stop_after)
+			break;
+		if (t - last_scan >= 1) {
+			last_scan = t;
+			if (scan(&r) < 0) {
+				r.failed = true;
+				break;
+			}
+		}
+		more = copy_pass(&r, CHUNKS_PER_PASS);
+		if (more)
+			continue;
+		/* relay's poll wakes on a sub-buffer switch: the timeout
+		 * picks up a partly filled one. */
+		if (n != npfd) {
+			struct pollfd *np = realloc(pfd, n * sizeof(*pfd));
+
+			if (!np) {
+				r.failed = true;
+				break;
+			}
+			pfd = np;
+			npfd = n;
+		}
+		for (unsigned int i = 0; i < n; i++) {
+			pfd[i].fd = r.cpus[i].in;
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+		}
+		poll(pfd, n, 100);
+	}
+	if (enabled)
+		rdt_relay_set_enable(r.relay, false);
+	/* Everything written before the stop, then the final counts. */
+	for (int i = 0; !r.failed && i < DRAIN_CHUNKS; i++)
+		if (copy_pass(&r, 1) <= 0)
+			break;
+	secs = now_s() - t0;
+	ret = copy_file(r.relay, "dropped", r.outdir, "dropped");
+	if (ret)
+		fprintf(stderr, "rdmatrace-record: %s/dropped: %s\n",
+			r.outdir, strerror(-ret));
+	for (unsigned int i = 0; i < r.ncpus; i++) {
+		close(r.cpus[i].in);
+		if (close(r.cpus[i].out) < 0 && !r.failed) {
+			fprintf(stderr, "rdmatrace-record: %s/trace%u: %s\n",
+				r.outdir, r.cpus[i].cpu, strerror(errno));
+			r.failed = true;
+		}
+	}
+	fprintf(stderr, "rdmatrace-record: %llu bytes from %u CPUs in %.1f s "
+		"(%.1f MB/s) saved to %s; decode with: rdmatrace-dump -d %s\n",
+		r.bytes, r.ncpus, secs, secs > 0 ? (double)r.bytes / secs / 1e6 : 0,
+		r.outdir, r.outdir);
+	report_drops(&r);
+	free(pfd);
+	free(r.cpus);
+	free(r.buf);
+	return r.failed || ret ? 1 : 0;
+}
