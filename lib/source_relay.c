@@ -434,7 +434,7 @@ static int saved_header(struct rdt_src *s, const char *dir)
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/header.rdt", dir);
+	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
 	f = fopen(path, "rb");
 	if (!f) {
 		if (errno == ENOENT)

@@ -124,6 +124,14 @@ static bool set_enable(const char *dir, bool on)
 	return ret > 0;
 }
 
+static bool saved_capture(const char *dir)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
+	return !access(path, F_OK);
+}
+
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
 	if (!a->no_relay && rdt_reader_add_relay(r, a->relay_dir) < 0) {
@@ -220,7 +228,7 @@ int main(int argc, char **argv)
 	struct rdt_filter *flt = rdt_filter_new();
 	struct rdt_sink *bin = NULL, *out = NULL;
 	struct rdt_stats *st = NULL;
-	struct rdt_reader *r;
+	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
 	struct sigaction sa;
 	bool enabled = false;
@@ -248,7 +256,8 @@ int main(int argc, char **argv)
 			if (a.format < 0 || a.format == RDT_FMT_BINARY) {
 				fprintf(stderr, "rdmatrace-dump: unknown format '%s' "
 					"(text, json, perfetto, sqlite)\n", optarg);
-				return 2;
+				ret = 2;
+				goto out;
 			}
 			break;
 		case OPT_DEV: e = rdt_filter_add_dev(flt, optarg); break;
@@ -263,33 +272,54 @@ int main(int argc, char **argv)
 		case OPT_NO_ENABLE: a.no_enable = true; break;
 		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
 		case OPT_USDT: a.usdt_target = optarg; break;
-		case 'h': usage(stdout); return 0;
+		case 'h':
+			usage(stdout);
+			goto out;
 		case 'V':
 			printf("rdmatrace-dump %s (wire ABI %d.%d, BPF sources %s)\n",
 			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
 			       rdt_have_bpf() ? "built in" : "not built in");
-			return 0;
+			goto out;
 		default:
 			usage(stderr);
-			return 2;
+			ret = 2;
+			goto out;
 		}
 		if (e) {
 			fprintf(stderr, "rdmatrace-dump: bad filter list '%s' for --%s\n",
 				optarg, longopts[c - OPT_DEV + 10].name);
-			return 2;
+			ret = 2;
+			goto out;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rdmatrace-dump: unexpected argument '%s'\n", argv[optind]);
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (a.follow && a.ninputs) {
 		fprintf(stderr, "rdmatrace-dump: --follow reads live sources, not -i files\n");
-		return 2;
+		ret = 2;
+		goto out;
+	}
+	if (!a.ninputs && !a.no_relay && saved_capture(a.relay_dir)) {
+		/* Its events are the recording's: nothing live belongs with
+		 * them. */
+		if (a.follow || a.want_nccl || a.want_rxe || a.want_tcp ||
+		    a.usdt_target) {
+			fprintf(stderr, "rdmatrace-dump: %s is a capture saved by "
+				"rdmatrace-record: it is decoded as it is, "
+				"without --follow or BPF sources\n",
+				a.relay_dir);
+			ret = 2;
+			goto out;
+		}
+		a.no_bpf = true;
 	}
 	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
 		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");
-		return 2;
+		ret = 2;
+		goto out;
 	}
 
 	/* Before attaching: Ctrl-C while BPF programs load (seconds) must

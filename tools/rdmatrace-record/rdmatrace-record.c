@@ -292,7 +292,7 @@ static int make_outdir(const char *dir)
 		return -1;
 	}
 	while ((de = readdir(d)))
-		if (!strcmp(de->d_name, "header.rdt") ||
+		if (!strcmp(de->d_name, RDT_SAVED_HEADER) ||
 		    !strncmp(de->d_name, "trace", 5) ||
 		    !strncmp(de->d_name, "dropped", 7)) {
 			fprintf(stderr, "rdmatrace-record: %s already holds a "
@@ -310,7 +310,7 @@ static int make_outdir(const char *dir)
 static void undo_setup(struct rec *r)
 {
 	static const char *const made[] = {
-		"header.rdt", "version", "n_subbufs", "dropped.start",
+		RDT_SAVED_HEADER, "version", "n_subbufs", "dropped.start",
 	};
 	char path[600];
 
@@ -336,7 +336,7 @@ static int save_header(const char *relay, const char *dir)
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/header.rdt", dir);
+	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
 	f = fopen(path, "wbx");
 	if (!f)
 		return -errno;

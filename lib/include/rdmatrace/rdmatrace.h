@@ -229,6 +229,10 @@ int rdt_relay_set_enable(const char *dir, bool on);
  * total, or -1 if the file cannot be read. */
 long long rdt_relay_read_dropped(const char *path, uint64_t **v,
 				 unsigned int *nv);
+/* In a capture saved by rdmatrace-record: the recording host's header.
+ * A relay directory holding it is a saved capture, not the live module. */
+#define RDT_SAVED_HEADER "header.rdt"
+
 /* A trace file header for this host and no records (@relay_dir, may be
  * NULL, supplies the module version): what rdmatrace-record saves as
  * DIR/header.rdt beside the raw trace<cpu> files, so that the relay source
