@@ -8,12 +8,21 @@
 # last loss-free rate, which is the figure; a run at twice it checks the
 # drop count: lost (as rdmatrace-dump reports it and as debugfs counts it)
 # = generated - stored.
-#   guest-capture.sh SECONDS START MAXRATE
+#   guest-capture.sh SECONDS START MAXRATE [dump|record]
+# record: the consumer is rdmatrace-record -D DIR instead (a copy of the
+# relay files, no decode), and rdmatrace-dump -d DIR -o FILE decodes the
+# capture after each run; figures are then reported as capture_record.*.
 set -eu
-SECS=$1 RATE=$2 MAX=$3
+SECS=$1 RATE=$2 MAX=$3 MODE=${4:-dump}
+case $MODE in
+dump) K=capture ;;
+record) K=capture_record ;;
+*) echo "guest-capture.sh: consumer '$MODE' is neither dump nor record" >&2; exit 2 ;;
+esac
 RDT_BUILD=${RDT_BUILD:-$RDT_ROOT/build}
 KO=$RDT_BUILD/bench/kmod/$(uname -r)/rdt_bench.ko
 DUMP=$RDT_BUILD/bin/rdmatrace-dump
+REC=$RDT_BUILD/bin/rdmatrace-record
 COUNT=$RDT_BUILD/bench/rdt-count
 D=/sys/kernel/debug/rdmatrace
 grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs none /sys/kernel/debug
@@ -25,7 +34,12 @@ run() {	# RATE -> sets gen stored lost dbg
 	rmmod rdmatrace 2>/dev/null || true
 	modprobe rdmatrace
 	echo $((1 << (80 - 64))) >$D/events
-	"$DUMP" -f --no-bpf -o "$W/c.rdt" 2>"$W/err" &
+	rm -rf "$W/cap" "$W/c.rdt"
+	if [ "$MODE" = record ]; then
+		"$REC" -D "$W/cap" 2>"$W/rec.err" &
+	else
+		"$DUMP" -f --no-bpf -o "$W/c.rdt" 2>"$W/err" &
+	fi
 	dp=$!
 	i=0
 	until [ "$(cat $D/enable)" = 1 ]; do
@@ -42,12 +56,24 @@ run() {	# RATE -> sets gen stored lost dbg
 	# 1) is a result to report, not a reason to lose the figure.
 	kill -INT $dp 2>/dev/null || true
 	rfail=0
-	wait $dp || { rfail=1; echo "capture: rate=$1: rdmatrace-dump failed: $(tail -1 "$W/err")" >&2; }
+	if [ "$MODE" = record ]; then
+		wait $dp || { rfail=1; echo "capture: rate=$1: rdmatrace-record failed: $(tail -1 "$W/rec.err")" >&2; }
+		rsaid=$(sed -n 's/^rdmatrace-record: the module dropped \([0-9]*\) events.*/\1/p' "$W/rec.err")
+		"$DUMP" -d "$W/cap" -o "$W/c.rdt" 2>"$W/err" ||
+			{ rfail=1; echo "capture: rate=$1: decoding the capture failed: $(tail -1 "$W/err")" >&2; }
+		echo "capture: rate=$1: $(grep 'bytes from' "$W/rec.err")" >&2
+		rm -rf "$W/cap"
+	else
+		wait $dp || { rfail=1; echo "capture: rate=$1: rdmatrace-dump failed: $(tail -1 "$W/err")" >&2; }
+	fi
 	dbg=$(awk '$1 == "total" { print $2 }' $D/dropped)
 	lost=$(sed -n 's/^rdmatrace-dump: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$W/err")
+	# The recorder's own count must agree with the decoder's.
+	[ "$MODE" != record ] || [ "${rsaid:-x}" = "${lost:-y}" ] || {
+		rfail=1; echo "capture: rate=$1: the recorder says ${rsaid:-?} dropped, the decoder ${lost:-?}" >&2; }
 	stored=$("$COUNT" "$W/c.rdt" 80 | awk '{ print $4 }')
 	achieved=$(awk -v g="$gen" -v t="$ns" 'BEGIN { printf "%.0f", g * 1e9 / t }')
-	echo "capture rate=$1 achieved=$achieved generated=$gen stored=$stored lost_reported=$lost lost_debugfs=$dbg" >&2
+	echo "$K rate=$1 achieved=$achieved generated=$gen stored=$stored lost_reported=$lost lost_debugfs=$dbg" >&2
 }
 
 clean() { [ "$rfail" = 0 ] && [ "$dbg" = 0 ] && [ "$stored" = "$gen" ]; }
@@ -88,16 +114,16 @@ if [ -n "$bad" ] && [ "$ok" -gt 0 ]; then
 	RATE=$((ok * 2))
 	run "$RATE"
 fi
-echo "R capture.zero_loss_rate $ok"
-echo "R capture.zero_loss_achieved ${ok_ach:-0}"
+echo "R $K.zero_loss_rate $ok"
+echo "R $K.zero_loss_achieved ${ok_ach:-0}"
 if [ -n "$bad" ]; then
-	echo "R capture.over.rate $RATE"
-	echo "R capture.over.achieved $achieved"
-	echo "R capture.over.generated $gen"
-	echo "R capture.over.stored $stored"
-	echo "R capture.over.lost_reported ${lost:-0}"
-	echo "R capture.over.lost_debugfs $dbg"
-	echo "R capture.over.reader_failed $rfail"
-	echo "R capture.over.exact $([ "${lost:-x}" = $((gen - stored)) ] && [ "$dbg" = $((gen - stored)) ] && echo 1 || echo 0)"
+	echo "R $K.over.rate $RATE"
+	echo "R $K.over.achieved $achieved"
+	echo "R $K.over.generated $gen"
+	echo "R $K.over.stored $stored"
+	echo "R $K.over.lost_reported ${lost:-0}"
+	echo "R $K.over.lost_debugfs $dbg"
+	echo "R $K.over.reader_failed $rfail"
+	echo "R $K.over.exact $([ "${lost:-x}" = $((gen - stored)) ] && [ "$dbg" = $((gen - stored)) ] && echo 1 || echo 0)"
 fi
 rm -rf "$W"

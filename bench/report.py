@@ -70,6 +70,8 @@ tgt("added ns per wrapped verb, enabled (guest instructions, icount)",
 tgt("added ns per wrapped verb, enabled (TCG guest ns)", "verbs.tcg.enabled.added_verb_ns", "<=", 50, "ns")
 tgt("capture with zero loss", "capture.zero_loss_rate", ">=", 10e6, "events/s")
 tgt("exact drop count at 2x", "capture.over.exact", ">=", 1, "(1 = exact)")
+tgt("capture with zero loss, rdmatrace-record", "capture_record.zero_loss_rate", ">=", 10e6, "events/s")
+tgt("exact drop count at 2x, rdmatrace-record", "capture_record.over.exact", ">=", 1, "(1 = exact)")
 tgt("decode+merge to binary", "decode.binary.events_per_s", ">=", 50e6, "events/s")
 tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
 tgt("RSS growth with 4x events (binary)", "decode.rss_ratio_4x_events", "<=", 1.1, "x")

@@ -75,9 +75,11 @@ if [ "$VM" = 1 ]; then
 	vm --smp 2 --timeout 600 -- bench/guest-verbs.sh tcg "$REPS" 5000
 	log "figure 2: capture rate"
 	vm --smp 2 --timeout 600 -- bench/guest-capture.sh 2 50000 20000000
+	log "figure 2: capture rate, rdmatrace-record (saved, decoded after)"
+	vm --smp 2 --mem 4096 --timeout 600 -- bench/guest-capture.sh 1 50000 20000000 record
 	log "figure 5: workload slowdown, 3 reps"
 	vm --smp 2 --timeout 900 -- bench/guest-workload.sh 3 500 500 1048576
-	grep -E '^capture |FAIL|rdt-guest: |exited' "$RAW.log" >&2 || true
+	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited' "$RAW.log" >&2 || true
 	rm -f "$RAW.log"
 fi
 python3 bench/report.py "$RAW" "$OUT"
