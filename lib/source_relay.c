@@ -544,6 +544,18 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 	if (ret < 0)
 		return ret;
 	p->saved = ret > 0;
+	snprintf(path, sizeof(path), "%s/dropped", dir);
+	if (p->saved && access(path, F_OK)) {
+		/* rdmatrace-record writes it last, on a clean stop. */
+		static const char fmt[] = "%s: the recording did not finish "
+			"(no `dropped` file): events lost after each CPU's "
+			"last sub-buffer switch are not counted\n";
+		size_t len = sizeof(fmt) + strlen(dir);
+
+		s->status = malloc(len);
+		if (s->status)
+			snprintf(s->status, len, fmt, dir);
+	}
 	if (!ret) {
 		rdt_local_file_hdr(&s->fh, dir);
 		s->meta = rdt_local_meta();

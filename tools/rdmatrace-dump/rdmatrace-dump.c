@@ -134,9 +134,16 @@ static bool saved_capture(const char *dir)
 
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
-	if (!a->no_relay && rdt_reader_add_relay(r, a->relay_dir) < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
-		return -1;
+	if (!a->no_relay) {
+		int idx = rdt_reader_add_relay(r, a->relay_dir);
+
+		if (idx < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n",
+				rdt_reader_error(r));
+			return -1;
+		}
+		fprintf(stderr, "%s", rdt_reader_source_status(r,
+							(unsigned int)idx));
 	}
 	if (a->no_bpf)
 		return 0;
