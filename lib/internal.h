@@ -39,6 +39,12 @@ struct rdt_src {
 	char			*status;	/* producer's own status lines */
 	unsigned int		host;	/* index of distinct boot id */
 	bool			live;
+	/* Not live, yet not in order either: a saved relay capture, one
+	 * stream per CPU.  The reader reads it on until @watermark (raw ts:
+	 * no unread record of it is earlier, but for the reorder window)
+	 * has passed the record it would emit next. */
+	bool			windowed;
+	uint64_t		watermark;
 	bool			eof;
 	bool			failed;
 	unsigned int		inheap;

@@ -655,7 +655,7 @@ static void start(struct rdt_reader *r)
 		r->tb = RDT_TIME_REALTIME;
 	r->ordered_only = true;
 	for (unsigned int i = 0; i < r->nsrc; i++)
-		if (r->srcs[i]->live)
+		if (r->srcs[i]->live || r->srcs[i]->windowed)
 			r->ordered_only = false;
 }
 
@@ -678,6 +678,30 @@ static inline int fill_src(struct rdt_src *s)
 	if (ret < 0 && !s->failed)
 		rdt_src_set_error(s, "%s: %s", s->name, strerror(-ret));
 	return ret;
+}
+
+/*
+ * Read windowed sources on until each has passed the heap's top by the
+ * reorder window (or ended): memory then holds about the window, not the
+ * whole capture.  Returns whether it read any.
+ */
+static bool fill_windowed(struct rdt_reader *r)
+{
+	bool filled = false;
+
+	for (unsigned int i = 0; i < r->nsrc; i++) {
+		struct rdt_src *s = r->srcs[i];
+
+		if (!s->windowed || !src_active(s))
+			continue;
+		if (r->nheap && s->watermark != UINT64_MAX &&
+		    src_ts(s, s->watermark) >=
+		    r->heap[0].ts + r->opts.reorder_window_ns)
+			continue;
+		fill_src(s);
+		filled = true;
+	}
+	return filled;
 }
 
 static void finish_live(struct rdt_reader *r)
@@ -757,7 +781,7 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	ev->host = s->host;
 	s->inheap--;
 	names(r, s, ev);
-	if (r->live && r->have_last && ev->ts < r->last_ts)
+	if (r->have_last && ev->ts < r->last_ts && (r->live || s->windowed))
 		s->st.late++;
 	if (!r->have_last || ev->ts > r->last_ts)
 		r->last_ts = ev->ts;
@@ -813,6 +837,8 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			active |= src_active(s);
 		}
 		heap_settle(r);
+		if (fill_windowed(r))
+			continue;
 		r->refill = NULL;
 		r->primed = true;
 		r->polled = false;

@@ -36,6 +36,9 @@ struct relay_cpu {
 	uint64_t pos;		/* its bytes passed on, header included */
 	uint64_t replay;	/* read again from its start: drop up to here */
 	bool corrupt;		/* skipping corrupt bytes to a header */
+	/* A saved capture's file: its latest record's ts, and its end. */
+	uint64_t last_ts;
+	bool eof;
 };
 
 struct relay_priv {
@@ -271,6 +274,8 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 				   c->off);
 		if (ret < 0)
 			return ret;
+		if (h.ts_ns > c->last_ts)
+			c->last_ts = h.ts_ns;
 		if (h.ts_ns > p->last_ts)
 			p->last_ts = h.ts_ns;
 		pos += h.size;
@@ -332,6 +337,44 @@ static void account_dropped(struct rdt_src *s, struct relay_priv *p,
 	free(v);
 }
 
+/*
+ * A saved capture: one read of the CPU furthest behind, so that the CPUs'
+ * streams advance together and the reader holds about one read per CPU
+ * plus its reorder window, however long the capture.
+ */
+static int saved_fill(struct rdt_src *s, struct relay_priv *p)
+{
+	struct relay_cpu *lag = NULL;
+	uint64_t wm = UINT64_MAX;
+	bool got = false;
+	int ret;
+
+	for (unsigned int i = 0; i < p->ncpus; i++)
+		if (!p->cpus[i].eof &&
+		    (!lag || p->cpus[i].last_ts < lag->last_ts))
+			lag = &p->cpus[i];
+	if (lag) {
+		ret = read_cpu(s, p, lag, &got);
+		if (ret < 0) {
+			if (!s->failed)
+				rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
+						  lag->cpu, strerror(-ret));
+			return ret;
+		}
+		lag->eof = !got;
+	}
+	for (unsigned int i = 0; i < p->ncpus; i++)
+		if (!p->cpus[i].eof && p->cpus[i].last_ts < wm)
+			wm = p->cpus[i].last_ts;
+	s->watermark = wm;
+	if (wm == UINT64_MAX) {
+		count_leftover(s, p);
+		account_dropped(s, p, p->last_ts);
+		s->eof = true;
+	}
+	return 0;
+}
+
 /* Live: one pass, then back to the merge so output flows; one-shot and
  * @force (the last fill of a live trace): drain what is there, but give
  * up after FORCE_PASSES chunks per CPU should a producer outrun us. */
@@ -343,6 +386,9 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	unsigned int passes = 0;
 	bool got;
 	int ret;
+
+	if (s->windowed)
+		return saved_fill(s, p);
 
 	if (s->live &&
 	    rdt_reader_pass_time(s->r) > p->last_scan + 1000000000ull)
@@ -369,10 +415,6 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
 	if (!s->live) {
 		count_leftover(s, p);
-		/* A saved capture's `dropped` is its end count.  A one-shot
-		 * read of the live module is a snapshot of its buffers. */
-		if (p->saved)
-			account_dropped(s, p, p->last_ts);
 		s->eof = true;
 	}
 	return force && got;	/* 1: stopped at FORCE_PASSES, not drained */
@@ -544,6 +586,7 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 	if (ret < 0)
 		return ret;
 	p->saved = ret > 0;
+	s->windowed = p->saved && !s->live;
 	snprintf(path, sizeof(path), "%s/dropped", dir);
 	if (p->saved && access(path, F_OK)) {
 		/* rdmatrace-record writes it last, on a clean stop. */
