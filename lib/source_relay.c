@@ -47,8 +47,6 @@ struct relay_priv {
 	unsigned int ncpus;
 	uint64_t last_scan;
 	uint64_t n_subbufs;	/* the module's, 0 if unknown */
-	uint64_t last_ts;	/* the latest record's, for a saved capture */
-	bool saved;		/* rdmatrace-record's copy, not the module */
 };
 
 /*
@@ -276,8 +274,6 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 			return ret;
 		if (h.ts_ns > c->last_ts)
 			c->last_ts = h.ts_ns;
-		if (h.ts_ns > p->last_ts)
-			p->last_ts = h.ts_ns;
 		pos += h.size;
 		c->off += h.size;
 	}
@@ -345,7 +341,7 @@ static void account_dropped(struct rdt_src *s, struct relay_priv *p,
 static int saved_fill(struct rdt_src *s, struct relay_priv *p)
 {
 	struct relay_cpu *lag = NULL;
-	uint64_t wm = UINT64_MAX;
+	uint64_t wm = UINT64_MAX, end = 0;
 	bool got = false;
 	int ret;
 
@@ -363,13 +359,16 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p)
 		}
 		lag->eof = !got;
 	}
-	for (unsigned int i = 0; i < p->ncpus; i++)
+	for (unsigned int i = 0; i < p->ncpus; i++) {
 		if (!p->cpus[i].eof && p->cpus[i].last_ts < wm)
 			wm = p->cpus[i].last_ts;
+		if (p->cpus[i].last_ts > end)
+			end = p->cpus[i].last_ts;
+	}
 	s->watermark = wm;
 	if (wm == UINT64_MAX) {
 		count_leftover(s, p);
-		account_dropped(s, p, p->last_ts);
+		account_dropped(s, p, end);
 		s->eof = true;
 	}
 	return 0;
@@ -585,10 +584,9 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 	ret = saved_header(s, dir);
 	if (ret < 0)
 		return ret;
-	p->saved = ret > 0;
-	s->windowed = p->saved && !s->live;
+	s->windowed = ret > 0 && !s->live;
 	snprintf(path, sizeof(path), "%s/dropped", dir);
-	if (p->saved && access(path, F_OK)) {
+	if (ret > 0 && access(path, F_OK)) {
 		/* rdmatrace-record writes it last, on a clean stop. */
 		static const char fmt[] = "%s: the recording did not finish "
 			"(no `dropped` file): events lost after each CPU's "
