@@ -12,6 +12,33 @@
 
 #include "internal.h"
 
+/* "abi 1.0" anywhere in the version file; absent: rely on record headers. */
+RDT_EXPORT int rdt_relay_abi_major(const char *dir, char *text, size_t len)
+{
+	char path[600];
+	const char *a;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/version", dir);
+	text[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(text, 1, len - 1, f);
+	text[n] = 0;
+	fclose(f);
+	text[strcspn(text, "\n")] = 0;
+	a = strstr(text, "abi");
+	if (!a)
+		a = strstr(text, "ABI");
+	if (!a)
+		return -1;
+	while (*a && !isdigit((unsigned char)*a))
+		a++;
+	return *a ? atoi(a) : -1;
+}
+
 RDT_EXPORT int rdt_relay_set_enable(const char *dir, bool on)
 {
 	char path[600], cur[8] = "";

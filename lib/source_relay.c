@@ -512,33 +512,6 @@ static uint64_t read_n_subbufs(const char *dir)
 	return n;
 }
 
-/* "abi 1.0" anywhere in the version file; absent: rely on record headers. */
-static int version_major(const char *dir, char *text, size_t len)
-{
-	char path[600];
-	const char *a;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/version", dir);
-	text[0] = 0;
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(text, 1, len - 1, f);
-	text[n] = 0;
-	fclose(f);
-	text[strcspn(text, "\n")] = 0;
-	a = strstr(text, "abi");
-	if (!a)
-		a = strstr(text, "ABI");
-	if (!a)
-		return -1;
-	while (*a && !isdigit((unsigned char)*a))
-		a++;
-	return *a ? atoi(a) : -1;
-}
-
 int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 {
 	struct relay_priv *p = calloc(1, sizeof(*p));
@@ -574,7 +547,7 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 			rdt_src_set_error(s, "%s: %s", dir, strerror(e));
 		return -e;
 	}
-	major = version_major(dir, vtext, sizeof(vtext));
+	major = rdt_relay_abi_major(dir, vtext, sizeof(vtext));
 	if (major >= 0 && major != RDT_ABI_MAJOR) {
 		rdt_src_set_error(s, "%s: rdmatrace.ko speaks ABI %d (version "
 				  "\"%s\"), this reader speaks %d: install matching "

@@ -126,23 +126,6 @@ static int copy_file(const char *from_dir, const char *name,
 	return ret;
 }
 
-/* "abi MAJOR.MINOR" in the version file; -1 if it says nothing. */
-static int abi_major(const char *dir)
-{
-	char path[600], line[128];
-	int major = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/version", dir);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "abi %d.", &major) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return major;
-}
-
 static int add_cpu(struct rec *r, unsigned int cpu)
 {
 	char path[600];
@@ -388,6 +371,7 @@ int main(int argc, char **argv)
 	unsigned int npfd = 0;
 	bool enabled = false, no_enable = false;
 	int c, ret, major, more;
+	char vtext[128];
 	double last_scan;
 	char *end;
 
@@ -433,7 +417,7 @@ int main(int argc, char **argv)
 			": is rdmatrace.ko loaded? (modprobe rdmatrace)" : "");
 		return 1;
 	}
-	major = abi_major(r.relay);
+	major = rdt_relay_abi_major(r.relay, vtext, sizeof(vtext));
 	if (major >= 0 && major != RDT_ABI_MAJOR) {
 		fprintf(stderr, "rdmatrace-record: %s: rdmatrace.ko speaks ABI "
 			"%d, this tool speaks %d: install matching versions\n",

@@ -224,6 +224,9 @@ void rdt_local_file_hdr(struct rdt_file_hdr *h, const char *relay_dir);
  * -errno (-ENOENT: no `enable` file there).
  */
 int rdt_relay_set_enable(const char *dir, bool on);
+/* The ABI major its `version` file names ("abi 1.2"), its first line into
+ * @text; -1 if it names none (then the record headers decide). */
+int rdt_relay_abi_major(const char *dir, char *text, size_t len);
 /* A `dropped` file at @path ("cpuN COUNT" lines and "total COUNT"): the
  * per-CPU counts into (*v)[], grown as needed (free() it); returns the
  * total, or -1 if the file cannot be read. */
