@@ -7,7 +7,7 @@ K612=${K612:-6.12.117+deb12-amd64}
 
 PKGS="
 build-essential make gcc bc bison flex libssl-dev libelf-dev zlib1g-dev
-dwarves cpio kmod xz-utils zstd rsync pkg-config python3
+dwarves cpio kmod xz-utils zstd rsync pkg-config python3 patch
 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 linux-image-${K612}-unsigned linux-headers-${K612} linux-source-6.12
 qemu-system-x86 busybox-static iproute2 gdb
