@@ -58,6 +58,11 @@ for m in ("write_bw_MBps", "send_lat_us", "ring_time_us"):
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
+# How far past the zero-loss rate the overload run really went.
+for k in ("capture", "capture_record"):
+    a, b = med(f"{k}.over.achieved"), med(f"{k}.zero_loss_achieved")
+    if a is not None and b:
+        derived[f"{k}.over.reached_x_zero_loss"] = a / b
 
 def tgt(name, key, op, goal, unit):
     v = derived.get(key, med(key))
@@ -68,10 +73,14 @@ def tgt(name, key, op, goal, unit):
 tgt("added ns per wrapped verb, enabled (guest instructions, icount)",
     "verbs.icount.enabled.added_verb_ns", "<=", 50, "ns")
 tgt("added ns per wrapped verb, enabled (TCG guest ns)", "verbs.tcg.enabled.added_verb_ns", "<=", 50, "ns")
-tgt("capture with zero loss", "capture.zero_loss_rate", ">=", 10e6, "events/s")
-tgt("exact drop count at 2x", "capture.over.exact", ">=", 1, "(1 = exact)")
-tgt("capture with zero loss, rdmatrace-record", "capture_record.zero_loss_rate", ">=", 10e6, "events/s")
-tgt("exact drop count at 2x, rdmatrace-record", "capture_record.over.exact", ">=", 1, "(1 = exact)")
+# The rate the producer reached, not the one asked: past ~1 M/s the guest's
+# producer falls behind what it is asked, and the recorder keeps up with it.
+tgt("capture with zero loss (rate reached)", "capture.zero_loss_achieved", ">=", 10e6, "events/s")
+tgt("exact drop count at 2x the rate asked", "capture.over.exact", ">=", 1, "(1 = exact)")
+tgt("capture with zero loss (rate reached), rdmatrace-record", "capture_record.zero_loss_achieved",
+    ">=", 10e6, "events/s")
+tgt("exact drop count at 2x the rate asked, rdmatrace-record", "capture_record.over.exact", ">=", 1,
+    "(1 = exact)")
 tgt("decode+merge to binary", "decode.binary.events_per_s", ">=", 50e6, "events/s")
 tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
 tgt("RSS growth with 4x events (binary)", "decode.rss_ratio_4x_events", "<=", 1.1, "x")

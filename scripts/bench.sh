@@ -82,4 +82,7 @@ if [ "$VM" = 1 ]; then
 	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited' "$RAW.log" >&2 || true
 	rm -f "$RAW.log"
 fi
+# The raw lines stay, so that the report can be made again from them:
+# python3 bench/report.py build/bench/raw.txt DIR
+mkdir -p "$RDT_BUILD/bench" && cp "$RAW" "$RDT_BUILD/bench/raw.txt"
 python3 bench/report.py "$RAW" "$OUT"
