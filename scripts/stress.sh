@@ -19,6 +19,10 @@ K=${RDT_STRESS_KERNEL:-debug}
 OUT=$RDT_BUILD/tests/stress
 LOG=$OUT/logs
 mkdir -p "$LOG"
+# One run at a time: a run clears the logs its table must not show, and
+# they are the other run's.
+exec 8>"$OUT/.lock"
+flock -n 8 || { echo "stress: another make stress is running (logs in $LOG): not started" >&2; exit 1; }
 RUNS=${RDT_FUZZ_RUNS:-10000000}
 fails=0
 declare -A res
