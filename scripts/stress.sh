@@ -98,29 +98,33 @@ done
 # leak report: tests/vm/run scans for both after the command and fails the
 # run (exit 126) on any.  Tests that count them themselves say so in RESULT.
 splat() {
+	[ "${res[$1]}" = "not run" ] && { echo -; return; }
 	grep -q 'kernel splat' "$LOG/$1.log" 2>/dev/null && { echo '>0'; return; }
 	v=$(kv "$1" splats)
 	[ -n "$v" ] && { echo "$v"; return; }
 	[ "${res[$1]}" = PASS ] && echo 0 || echo -
 }
 leak() {
+	[ "${res[$1]}" = "not run" ] && { echo -; return; }
 	v=$(kv "$1" leaks)
 	[ -n "$v" ] && { echo "$v"; return; }
 	[ "${res[$1]}" = PASS ] && grep -q '^CONFIG_DEBUG_KMEMLEAK=y' \
 		"$(tests/vm/kernels kdir "$K")/.config" 2>/dev/null && echo 0 || echo -
 }
+# A test this run did not run shows no figures: its log is an earlier run's.
+ran() { case ${res[$1]} in "not run") echo - ;; *) echo "$2" ;; esac; }
 {
 	echo "| test | result | what ran | splats | leaks |"
 	echo "| --- | --- | --- | --- | --- |"
 	for t in $ALL; do res[$t]=${res[$t]:-not run}; done
-	echo "| unload under traffic ($K) | ${res[unload]:-} | $(kv unload cycles) modprobe/rmmod cycles, $(kv unload runs) verified workload runs (rdt_workload, ibv_rc_pingpong --chk, rping -V on rxe and siw), $(kv unload failures) failed, $(kv unload connect_drops) siw connections dropped before any data (seen without rdmatrace too) | $(splat unload) | $(leak unload) |"
-	echo "| rdma link churn ($K) | ${res[churn]:-} | $(kv churn cycles) add/delete cycles, $(kv churn devices) devices wrapped on add and unwrapped on remove, $(kv churn traced) traced | $(splat churn) | $(leak churn) |"
-	echo "| reader faults ($K) | ${res[reader]:-} | $(kv reader kills) SIGKILL+restart, $(kv reader toggles) enable toggles, two readers, $(kv reader geometries) geometries | $(splat reader) | $(leak reader) |"
-	echo "| overload ($K) | ${res[overload]:-} | $(kv overload seconds) s: $(kv overload generated) generated, $(kv overload stored) stored, $(kv overload dropped) dropped; drops exact per CPU: $(kv overload exact) | $(splat overload) | $(leak overload) |"
-	echo "| control files ($K) | ${res[control]:-} | $(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged | $(splat control) | $(leak control) |"
-	echo "| security ($K) | ${res[security]:-} | non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload | $(splat security) | $(leak security) |"
-	echo "| hostile input (host, ASan+UBSan) | ${res[hostile]:-} | $(kv hostile cases) mutated files, crashes $(kv hostile crashes) | - | - |"
-	echo "| libFuzzer on the decoder (host) | ${res[fuzz]:-} | ${fexec:-0} executions, crashes $(case $fz in PASS) echo 0 ;; "not run") echo - ;; *) echo '>0' ;; esac) | - | - |"
+	echo "| unload under traffic ($K) | ${res[unload]:-} | $(ran unload "$(kv unload cycles) modprobe/rmmod cycles, $(kv unload runs) verified workload runs (rdt_workload, ibv_rc_pingpong --chk, rping -V on rxe and siw), $(kv unload failures) failed, $(kv unload connect_drops) siw connections dropped before any data (seen without rdmatrace too)") | $(splat unload) | $(leak unload) |"
+	echo "| rdma link churn ($K) | ${res[churn]:-} | $(ran churn "$(kv churn cycles) add/delete cycles, $(kv churn devices) devices wrapped on add and unwrapped on remove, $(kv churn traced) traced") | $(splat churn) | $(leak churn) |"
+	echo "| reader faults ($K) | ${res[reader]:-} | $(ran reader "$(kv reader kills) SIGKILL+restart, $(kv reader toggles) enable toggles, two readers, $(kv reader geometries) geometries") | $(splat reader) | $(leak reader) |"
+	echo "| overload ($K) | ${res[overload]:-} | $(ran overload "$(kv overload seconds) s: $(kv overload generated) generated, $(kv overload stored) stored, $(kv overload dropped) dropped; drops exact per CPU: $(kv overload exact)") | $(splat overload) | $(leak overload) |"
+	echo "| control files ($K) | ${res[control]:-} | $(ran control "$(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged") | $(splat control) | $(leak control) |"
+	echo "| security ($K) | ${res[security]:-} | $(ran security "non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload") | $(splat security) | $(leak security) |"
+	echo "| hostile input (host, ASan+UBSan) | ${res[hostile]:-} | $(ran hostile "$(kv hostile cases) mutated files, crashes $(kv hostile crashes)") | - | - |"
+	echo "| libFuzzer on the decoder (host) | ${res[fuzz]:-} | $(ran fuzz "${fexec:-0} executions, crashes $([ "$fz" = PASS ] && echo 0 || echo '>0')") | - | - |"
 } >"$OUT/SUMMARY.md"
 echo
 cat "$OUT/SUMMARY.md"
