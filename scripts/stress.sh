@@ -98,33 +98,46 @@ done
 # leak report: tests/vm/run scans for both after the command and fails the
 # run (exit 126) on any.  Tests that count them themselves say so in RESULT.
 splat() {
-	[ "${res[$1]}" = "not run" ] && { echo -; return; }
 	grep -q 'kernel splat' "$LOG/$1.log" 2>/dev/null && { echo '>0'; return; }
 	v=$(kv "$1" splats)
 	[ -n "$v" ] && { echo "$v"; return; }
 	[ "${res[$1]}" = PASS ] && echo 0 || echo -
 }
 leak() {
-	[ "${res[$1]}" = "not run" ] && { echo -; return; }
 	v=$(kv "$1" leaks)
 	[ -n "$v" ] && { echo "$v"; return; }
 	[ "${res[$1]}" = PASS ] && grep -q '^CONFIG_DEBUG_KMEMLEAK=y' \
 		"$(tests/vm/kernels kdir "$K")/.config" 2>/dev/null && echo 0 || echo -
 }
-# A test this run did not run shows no figures: its log is an earlier run's.
-ran() { case ${res[$1]} in "not run") echo - ;; *) echo "$2" ;; esac; }
+# row NAME LABEL WHAT [host]: one line of the table.  A test this run did
+# not run shows no figures: its log is an earlier run's.  The host tests
+# run outside a guest, so splats and leaks do not apply to them.
+row() {
+	local sl
+	[ "${res[$1]:-}" = "not run" ] && { echo "| $2 | not run | - | - | - |"; return; }
+	if [ "${4:-}" = host ]; then sl="- | -"; else sl="$(splat "$1") | $(leak "$1")"; fi
+	echo "| $2 | ${res[$1]:-} | $3 | $sl |"
+}
 {
 	echo "| test | result | what ran | splats | leaks |"
 	echo "| --- | --- | --- | --- | --- |"
 	for t in $ALL; do res[$t]=${res[$t]:-not run}; done
-	echo "| unload under traffic ($K) | ${res[unload]:-} | $(ran unload "$(kv unload cycles) modprobe/rmmod cycles, $(kv unload runs) verified workload runs (rdt_workload, ibv_rc_pingpong --chk, rping -V on rxe and siw), $(kv unload failures) failed, $(kv unload connect_drops) siw connections dropped before any data (seen without rdmatrace too)") | $(splat unload) | $(leak unload) |"
-	echo "| rdma link churn ($K) | ${res[churn]:-} | $(ran churn "$(kv churn cycles) add/delete cycles, $(kv churn devices) devices wrapped on add and unwrapped on remove, $(kv churn traced) traced") | $(splat churn) | $(leak churn) |"
-	echo "| reader faults ($K) | ${res[reader]:-} | $(ran reader "$(kv reader kills) SIGKILL+restart, $(kv reader toggles) enable toggles, two readers, $(kv reader geometries) geometries") | $(splat reader) | $(leak reader) |"
-	echo "| overload ($K) | ${res[overload]:-} | $(ran overload "$(kv overload seconds) s: $(kv overload generated) generated, $(kv overload stored) stored, $(kv overload dropped) dropped; drops exact per CPU: $(kv overload exact)") | $(splat overload) | $(leak overload) |"
-	echo "| control files ($K) | ${res[control]:-} | $(ran control "$(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged") | $(splat control) | $(leak control) |"
-	echo "| security ($K) | ${res[security]:-} | $(ran security "non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload") | $(splat security) | $(leak security) |"
-	echo "| hostile input (host, ASan+UBSan) | ${res[hostile]:-} | $(ran hostile "$(kv hostile cases) mutated files, crashes $(kv hostile crashes)") | - | - |"
-	echo "| libFuzzer on the decoder (host) | ${res[fuzz]:-} | $(ran fuzz "${fexec:-0} executions, crashes $([ "$fz" = PASS ] && echo 0 || echo '>0')") | - | - |"
+	row unload "unload under traffic ($K)" \
+		"$(kv unload cycles) modprobe/rmmod cycles, $(kv unload runs) verified workload runs (rdt_workload, ibv_rc_pingpong --chk, rping -V on rxe and siw), $(kv unload failures) failed, $(kv unload connect_drops) siw connections dropped before any data (seen without rdmatrace too)"
+	row churn "rdma link churn ($K)" \
+		"$(kv churn cycles) add/delete cycles, $(kv churn devices) devices wrapped on add and unwrapped on remove, $(kv churn traced) traced"
+	row reader "reader faults ($K)" \
+		"$(kv reader kills) SIGKILL+restart, $(kv reader toggles) enable toggles, two readers, $(kv reader geometries) geometries"
+	row overload "overload ($K)" \
+		"$(kv overload seconds) s: $(kv overload generated) generated, $(kv overload stored) stored, $(kv overload dropped) dropped; drops exact per CPU: $(kv overload exact)"
+	row control "control files ($K)" \
+		"$(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged"
+	row security "security ($K)" \
+		"non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload"
+	row hostile "hostile input (host, ASan+UBSan)" \
+		"$(kv hostile cases) mutated files, crashes $(kv hostile crashes)" host
+	row fuzz "libFuzzer on the decoder (host)" \
+		"${fexec:-0} executions, crashes $([ "$fz" = PASS ] && echo 0 || echo '>0')" host
 } >"$OUT/SUMMARY.md"
 echo
 cat "$OUT/SUMMARY.md"
