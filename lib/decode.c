@@ -35,6 +35,25 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_RXE_RETRY]	= { "rxe_retry", sizeof(struct rdt_ev_rxe_retry) },
 	[RDT_EV_TCP_RETRANSMIT]	= { "tcp_retransmit", sizeof(struct rdt_ev_tcp_retransmit) },
 	[RDT_EV_COLL_MARK]	= { "coll_mark", sizeof(struct rdt_ev_coll_mark) },
+	[RDT_EV_NP_COMM_INIT]	= { "np_comm_init", sizeof(struct rdt_ev_np_comm) },
+	[RDT_EV_NP_COMM_FINI]	= { "np_comm_fini", sizeof(struct rdt_ev_np_comm) },
+	[RDT_EV_NP_GROUP]	= { "np_group", sizeof(struct rdt_ev_np_group) },
+	[RDT_EV_NP_GROUP_API]	= { "np_group_api", sizeof(struct rdt_ev_np_group) },
+	[RDT_EV_NP_COLL_API]	= { "np_coll_api", sizeof(struct rdt_ev_np_api) },
+	[RDT_EV_NP_P2P_API]	= { "np_p2p_api", sizeof(struct rdt_ev_np_api) },
+	[RDT_EV_NP_KERNEL_LAUNCH] = { "np_kernel_launch", sizeof(struct rdt_ev_np_kernel_launch) },
+	[RDT_EV_NP_COLL]	= { "np_coll", sizeof(struct rdt_ev_np_coll) },
+	[RDT_EV_NP_P2P]		= { "np_p2p", sizeof(struct rdt_ev_np_p2p) },
+	[RDT_EV_NP_PROXY_OP]	= { "np_proxy_op", sizeof(struct rdt_ev_np_proxy_op) },
+	[RDT_EV_NP_PROXY_STEP]	= { "np_proxy_step", sizeof(struct rdt_ev_np_proxy_step) },
+	[RDT_EV_NP_PROXY_CTRL]	= { "np_proxy_ctrl", sizeof(struct rdt_ev_np_proxy_ctrl) },
+	[RDT_EV_NP_KERNEL_CH]	= { "np_kernel_ch", sizeof(struct rdt_ev_np_kernel_ch) },
+	[RDT_EV_NP_NET_IB]	= { "np_net_ib", sizeof(struct rdt_ev_np_net_ib) },
+	[RDT_EV_NP_NET_SOCK]	= { "np_net_sock", sizeof(struct rdt_ev_np_net_sock) },
+	[RDT_EV_NP_NET]		= { "np_net", sizeof(struct rdt_ev_np_net) },
+	[RDT_EV_NP_STATE]	= { "np_state", sizeof(struct rdt_ev_np_state) },
+	[RDT_EV_NP_STOP]	= { "np_stop", sizeof(struct rdt_ev_np_stop) },
+	[RDT_EV_NP_SKIP]	= { "np_skip", sizeof(struct rdt_ev_np_skip) },
 };
 
 size_t rdt_record_size(unsigned int type)
@@ -83,8 +102,49 @@ const char *rdt_source_name(unsigned int source)
 	case RDT_SRC_KMOD: return "kmod";
 	case RDT_SRC_BPF: return "bpf";
 	case RDT_SRC_USER: return "user";
+	case RDT_SRC_NCCL_PLUGIN: return "nccl-plugin";
 	}
 	return "?";
+}
+
+const char *rdt_np_type_name(unsigned int ntype)
+{
+	switch (ntype) {
+	case RDT_NP_GROUP: return "Group";
+	case RDT_NP_COLL: return "Coll";
+	case RDT_NP_P2P: return "P2p";
+	case RDT_NP_PROXY_OP: return "ProxyOp";
+	case RDT_NP_PROXY_STEP: return "ProxyStep";
+	case RDT_NP_PROXY_CTRL: return "ProxyCtrl";
+	case RDT_NP_KERNEL_CH: return "KernelCh";
+	case RDT_NP_NET_PLUGIN: return "NetPlugin";
+	case RDT_NP_GROUP_API: return "GroupApi";
+	case RDT_NP_COLL_API: return "CollApi";
+	case RDT_NP_P2P_API: return "P2pApi";
+	case RDT_NP_KERNEL_LAUNCH: return "KernelLaunch";
+	case 0: return "Comm";
+	}
+	return "?";
+}
+
+/* NCCL's ncclProfilerEventState_v5_t names, without the common prefix. */
+const char *rdt_np_state_name(unsigned int state)
+{
+	static const char *const n[] = {
+		"ProxyOpSendPosted", "ProxyOpSendRemFifoWait",
+		"ProxyOpSendTransmitted", "ProxyOpSendDone",
+		"ProxyOpRecvPosted", "ProxyOpRecvReceived",
+		"ProxyOpRecvTransmitted", "ProxyOpRecvDone",
+		"ProxyStepSendGPUWait", "ProxyStepSendWait",
+		"ProxyStepRecvWait", "ProxyStepRecvFlushWait",
+		"ProxyStepRecvGPUWait", "ProxyCtrlIdle", "ProxyCtrlActive",
+		"ProxyCtrlSleep", "ProxyCtrlWakeup", "ProxyCtrlAppend",
+		"ProxyCtrlAppendEnd", "ProxyOpInProgress",
+		"ProxyStepSendPeerWait", "NetPluginUpdate", "KernelChStop",
+		"GroupStartApiStop", "EndGroupApiStart",
+	};
+
+	return state < sizeof(n) / sizeof(n[0]) ? n[state] : "?";
 }
 
 const char *rdt_qp_state_name(unsigned int s)

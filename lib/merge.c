@@ -472,7 +472,7 @@ static void account_lost(struct rdt_src *s, unsigned int producer,
 			 unsigned int cpu, uint64_t count)
 {
 	s->st.lost += count;
-	s->st.lost_by[producer < 4 ? producer : 0] += count;
+	s->st.lost_by[producer < 8 ? producer : 0] += count;
 	if (!grow(&s->lost_cpu, &s->st.ncpus, (uint64_t)cpu + 1))
 		s->lost_cpu[cpu] += count;
 	s->st.lost_cpu = s->lost_cpu;

@@ -48,12 +48,14 @@ static int json_close(struct rdt_sink *s, struct rdt_reader *r)
 		rdt_json_str(s->f, h->module_version, sizeof(h->module_version));
 		fprintf(s->f, ",\"records\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"lost_kmod\":%" PRIu64 ",\"lost_bpf\":%" PRIu64
+			",\"lost_nccl_plugin\":%" PRIu64
 			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64
 			",\"subbufs_skipped\":%" PRIu64 ",\"relay_repeats\":%" PRIu64
 			",\"corrupt_bytes\":%" PRIu64 ",\"resyncs\":%" PRIu64
 			",\"lost_cpu\":{",
 			st.records, st.lost, st.lost_by[RDT_SRC_KMOD],
-			st.lost_by[RDT_SRC_BPF], st.unknown, st.late,
+			st.lost_by[RDT_SRC_BPF], st.lost_by[RDT_SRC_NCCL_PLUGIN],
+			st.unknown, st.late,
 			st.subbufs_skipped, st.relay_repeats, st.corrupt_bytes,
 			st.resyncs);
 		for (uint32_t c = 0, first = 1; c < st.ncpus; c++)

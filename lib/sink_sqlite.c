@@ -60,7 +60,39 @@ static const char schema[] =
 " nranks INTEGER);\n"
 "CREATE TABLE lost_events(ts_ns INTEGER, src INTEGER, producer TEXT,"
 " cpu INTEGER, count INTEGER);\n"
-"CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n";
+"CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n"
+/* NCCL profiler plugin: one row per record; the event's own fields as
+ * JSON (the same keys as the JSON sink), the tree in ev_id / parent. */
+"CREATE TABLE nccl_plugin(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
+" cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, type TEXT, event TEXT,"
+" ev_id TEXT, parent TEXT, comm_id TEXT, rank INTEGER, fields TEXT);\n"
+/* Each event as a span: its start record joined to its stop. */
+"CREATE VIEW nccl_plugin_spans AS SELECT s.host, s.pid, s.tid, s.event,"
+" s.type, s.ev_id, s.parent, s.comm_id, s.rank, s.ts_ns AS start_ns,"
+" e.ts_ns AS end_ns, e.ts_ns - s.ts_ns AS duration_ns, s.fields"
+" FROM nccl_plugin s LEFT JOIN nccl_plugin e ON e.type = 'np_stop'"
+" AND e.host = s.host AND e.pid = s.pid AND e.ev_id = s.ev_id"
+" WHERE s.type NOT IN ('np_stop', 'np_state', 'np_skip', 'np_comm_init',"
+" 'np_comm_fini');\n"
+/* Every IB work request with its step, proxy op and collective. */
+"CREATE VIEW nccl_plugin_wrs AS SELECT w.host, w.pid,"
+" json_extract(w.fields, '$.device') AS ib_device,"
+" json_extract(w.fields, '$.qpn') AS qpn,"
+" json_extract(w.fields, '$.wr_id') AS wr_id,"
+" json_extract(w.fields, '$.opcode') AS opcode,"
+" json_extract(w.fields, '$.length') AS length,"
+" w.start_ns AS post_ns, w.end_ns AS done_ns, w.duration_ns AS latency_ns,"
+" w.ev_id, st.ev_id AS step_id, op.ev_id AS op_id, c.ev_id AS coll_id,"
+" json_extract(c.fields, '$.func') AS func,"
+" json_extract(c.fields, '$.seq') AS seq"
+" FROM nccl_plugin_spans w"
+" LEFT JOIN nccl_plugin_spans st ON st.host = w.host AND st.pid = w.pid"
+" AND st.ev_id = w.parent"
+" LEFT JOIN nccl_plugin_spans op ON op.host = st.host AND op.pid = st.pid"
+" AND op.ev_id = st.parent"
+" LEFT JOIN nccl_plugin_spans c ON c.host = op.host AND c.pid = op.pid"
+" AND c.ev_id = op.parent AND c.type = 'np_coll'"
+" WHERE w.type = 'np_net_ib';\n";
 
 static const char indexes[] =
 "CREATE INDEX verbs_qp ON verbs(host, dev, qpn, ts_ns);\n"
@@ -71,11 +103,12 @@ static const char indexes[] =
 "CREATE INDEX nccl_calls_ts ON nccl_calls(ts_ns);\n"
 "CREATE INDEX nccl_calls_comm ON nccl_calls(comm_hash, seq);\n"
 "CREATE INDEX tcp_events_ts ON tcp_events(ts_ns);\n"
-"CREATE INDEX rxe_retries_ts ON rxe_retries(ts_ns);\n";
+"CREATE INDEX rxe_retries_ts ON rxe_retries(ts_ns);\n"
+"CREATE INDEX nccl_plugin_ev ON nccl_plugin(host, pid, ev_id, type);\n";
 
 enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_RETRY,
-	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_MAX
+	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -104,6 +137,8 @@ static const char *const sql[ST_MAX] = {
 	[ST_COMMS] = "INSERT INTO comms VALUES(?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
 	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
+		"ev_id,parent,comm_id,rank,fields) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 struct sq {
@@ -310,6 +345,37 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 	sqlite3_step(b.s);
 }
 
+/* The record's fields as one JSON object, by the JSON sink's writer. */
+static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	struct binder b = start(q, ST_NP);
+	char *json = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&json, &len);
+
+	if (f) {
+		rdt_fields(r, &rdt_json_fields, f);
+		fputc('}', f);
+		fclose(f);
+	}
+	if (json && json[0] == ',')
+		json[0] = '{';
+	common(&b, ev, true, false);
+	bt(&b, rdt_type_name(r->hdr.type), 64);
+	bt(&b, rdt_np_type_name(r->np_stop.ids.ntype), 64);
+	bhex(&b, r->np_stop.ids.id);
+	bhex(&b, r->np_stop.ids.parent);
+	bhex(&b, r->np_stop.ids.comm_id);
+	bi(&b, r->np_stop.ids.rank);
+	if (json)
+		bt(&b, json, (int)len);
+	else
+		bnull(&b);
+	sqlite3_step(b.s);
+	free(json);
+}
+
 static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct sq *q = s->priv;
@@ -510,6 +576,9 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->coll_mark.nranks);
 		sqlite3_step(b.s);
 		break;
+	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
+		nccl_plugin(q, ev);
+		break;
 	}
 	/* Live runs: commit now and then so a crash keeps most rows. */
 	if (++q->rows % 100000 == 0)
@@ -523,6 +592,7 @@ static const char *kind_name(enum rdt_source_kind k)
 	case RDT_SOURCE_FILE: return "file";
 	case RDT_SOURCE_RELAY: return "relay";
 	case RDT_SOURCE_BPF: return "bpf";
+	case RDT_SOURCE_NCCL_PLUGIN: return "nccl-plugin";
 	default: return "custom";
 	}
 }

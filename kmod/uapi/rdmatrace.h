@@ -37,9 +37,10 @@
 #define RDT_ABI_MAJOR		1
 /*
  * Bumped when record types or field values are added; older readers skip
- * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.
+ * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.  1.3: RDT_SRC_NCCL_PLUGIN and
+ * its records (192..210).
  */
-#define RDT_ABI_MINOR		2
+#define RDT_ABI_MINOR		3
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -55,6 +56,7 @@ enum rdt_source {
 	RDT_SRC_KMOD	= 1,	/* rdmatrace.ko device->ops wrappers (relay) */
 	RDT_SRC_BPF	= 2,	/* bpf/ programs (BPF ring buffer) */
 	RDT_SRC_USER	= 3,	/* librdmatrace itself (e.g. drop markers) */
+	RDT_SRC_NCCL_PLUGIN = 4, /* libnccl-profiler-rdmatrace.so (1.3) */
 };
 
 struct rdt_hdr {
@@ -109,6 +111,27 @@ enum rdt_type {
 	RDT_EV_RXE_RETRY	= 132,	/* requester retransmit / RNR retry */
 	RDT_EV_TCP_RETRANSMIT	= 133,	/* tcp:tcp_retransmit_skb */
 	RDT_EV_COLL_MARK	= 134,	/* USDT collective begin/end marker */
+
+	/* 192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first */
+	RDT_EV_NP_COMM_INIT	= 192,	/* profiler init of a communicator */
+	RDT_EV_NP_COMM_FINI	= 193,	/* profiler finalize */
+	RDT_EV_NP_GROUP		= 194,
+	RDT_EV_NP_GROUP_API	= 195,
+	RDT_EV_NP_COLL_API	= 196,
+	RDT_EV_NP_P2P_API	= 197,
+	RDT_EV_NP_KERNEL_LAUNCH	= 198,
+	RDT_EV_NP_COLL		= 199,
+	RDT_EV_NP_P2P		= 200,
+	RDT_EV_NP_PROXY_OP	= 201,
+	RDT_EV_NP_PROXY_STEP	= 202,
+	RDT_EV_NP_PROXY_CTRL	= 203,
+	RDT_EV_NP_KERNEL_CH	= 204,	/* GPU globaltimer at channel start */
+	RDT_EV_NP_NET_IB	= 205,	/* one IB work request, at its post */
+	RDT_EV_NP_NET_SOCK	= 206,
+	RDT_EV_NP_NET		= 207,	/* a net plugin event of another kind */
+	RDT_EV_NP_STATE		= 208,	/* recordEventState of an event */
+	RDT_EV_NP_STOP		= 209,	/* stopEvent: the event's end */
+	RDT_EV_NP_SKIP		= 210,	/* a descriptor the plugin skipped */
 
 	RDT_EV_MAX		= 255,
 };
@@ -437,6 +460,190 @@ struct rdt_ev_coll_mark {
 	__s32	rank;
 	__s32	nranks;
 	__u32	phase;			/* 0: begin, 1: end */
+};
+
+/* ---- NCCL profiler plugin (libnccl-profiler-rdmatrace.so) -------------- */
+
+/*
+ * NCCL's profiler ABI hands the plugin nested events: the handle the
+ * plugin returns for one is the parentObj of its children.  The plugin's
+ * handle is the event id below, so a collective -> its proxy ops -> their
+ * steps -> the IB work requests form one tree by (hdr.pid, id, parent).
+ * An event is its start record (one of 192..207), any RDT_EV_NP_STATE
+ * records and one RDT_EV_NP_STOP record, all with the same id.
+ */
+
+/* NCCL's type bits (ntype below); state values are NCCL's v5 states. */
+#define RDT_NP_GROUP		(1u << 0)
+#define RDT_NP_COLL		(1u << 1)
+#define RDT_NP_P2P		(1u << 2)
+#define RDT_NP_PROXY_OP		(1u << 3)
+#define RDT_NP_PROXY_STEP	(1u << 4)
+#define RDT_NP_PROXY_CTRL	(1u << 5)
+#define RDT_NP_KERNEL_CH	(1u << 6)
+#define RDT_NP_NET_PLUGIN	(1u << 7)
+#define RDT_NP_GROUP_API	(1u << 8)
+#define RDT_NP_COLL_API		(1u << 9)
+#define RDT_NP_P2P_API		(1u << 10)
+#define RDT_NP_KERNEL_LAUNCH	(1u << 11)
+
+#define RDT_NP_STR		16	/* NCCL's names ("AllReduce", "Ring") */
+
+struct rdt_np_ids {
+	__u64	id;			/* this event, unique in hdr.pid */
+	__u64	parent;			/* its parent's id, 0: none */
+	__u64	comm_id;		/* NCCL commId, 0 in STATE/STOP */
+	__s32	rank;			/* -1 in STATE/STOP */
+	__u32	ntype;			/* RDT_NP_* bit of the event */
+};
+
+struct rdt_ev_np_comm {			/* COMM_INIT, COMM_FINI */
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	char	name[RDT_NAME_LEN];	/* commName, "" if none */
+	__s32	nnodes;
+	__s32	nranks;
+	__u32	abi;			/* ncclProfiler_vN NCCL called */
+	__u32	pad;
+};
+
+struct rdt_ev_np_group {		/* GROUP, GROUP_API */
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u32	graph_captured;
+	__s32	depth;			/* GroupApi groupDepth */
+};
+
+struct rdt_ev_np_api {			/* COLL_API, P2P_API */
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	count;
+	__u64	stream;			/* cudaStream_t value */
+	char	func[RDT_NP_STR];
+	char	datatype[RDT_NP_STR];
+	__s32	root;			/* -1 for P2P_API */
+	__u32	graph_captured;
+};
+
+struct rdt_ev_np_kernel_launch {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	stream;
+};
+
+struct rdt_ev_np_coll {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	seq;			/* seqNumber */
+	__u64	count;
+	__u64	send_buff;
+	__u64	recv_buff;
+	__u64	parent_group;		/* id of its Group event */
+	char	func[RDT_NP_STR];
+	char	datatype[RDT_NP_STR];
+	char	algo[RDT_NP_STR];
+	char	proto[8];
+	__s32	root;
+	__u8	nchannels;
+	__u8	nwarps;
+	__u16	pad;
+};
+
+struct rdt_ev_np_p2p {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	count;
+	__u64	buff;
+	__u64	parent_group;
+	char	func[RDT_NP_STR];
+	char	datatype[RDT_NP_STR];
+	__s32	peer;
+	__u8	nchannels;
+	__u8	pad[3];
+};
+
+struct rdt_ev_np_proxy_op {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u32	op_pid;			/* process that posted it (PXN) */
+	__u32	channel;
+	__s32	peer;
+	__s32	nsteps;
+	__s32	chunk_size;
+	__s32	is_send;
+};
+
+struct rdt_ev_np_proxy_step {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__s32	step;
+	__u32	pad;
+};
+
+struct rdt_ev_np_proxy_ctrl {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+};
+
+struct rdt_ev_np_kernel_ch {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	gpu_start;		/* GPU globaltimer, ns of the GPU */
+	__u32	channel;
+	__u32	pad;
+};
+
+struct rdt_ev_np_net_ib {		/* post; its STOP is the completion */
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	wr_id;
+	__u64	length;
+	__s32	device;			/* NCCL's IB device index */
+	__u32	qpn;
+	__s32	opcode;			/* enum ibv_wr_opcode */
+	__u32	ib_type;		/* 1: QP event */
+};
+
+struct rdt_ev_np_net_sock {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	length;
+	__s32	fd;
+	__s32	op;
+};
+
+struct rdt_ev_np_net {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__s64	plugin_id;		/* netPlugin.id: type << 16 | version */
+};
+
+struct rdt_ev_np_state {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	arg;			/* transSize, appendedProxyOps, pTimer */
+	__u32	state;			/* NCCL's ncclProfilerEventState_v5 */
+	__u32	pad;
+};
+
+struct rdt_ev_np_stop {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+};
+
+enum rdt_np_skip_why {
+	RDT_NP_SKIP_TYPE	= 1,	/* a type the plugin does not know */
+	RDT_NP_SKIP_CTX		= 2,	/* context not one init returned */
+	RDT_NP_SKIP_NULL	= 3,	/* NULL descriptor or handle slot */
+	RDT_NP_SKIP_NET		= 4,	/* net plugin data unreadable */
+};
+
+struct rdt_ev_np_skip {			/* ids.ntype: the descriptor's type */
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;
+	__u64	raw_type;
+	__u32	why;			/* enum rdt_np_skip_why */
+	__u32	pad;
 };
 
 /* ---- trace files --------------------------------------------------------- */

@@ -40,6 +40,10 @@ static void usage(FILE *f)
 "                        or a capture saved by rdmatrace-record\n"
 "      --no-relay        live without rdmatrace.ko (BPF sources only)\n"
 "      --no-bpf          live without the BPF sources\n"
+"      --no-nccl-plugin  live without the NCCL profiler plugin's rings\n"
+"                        (libnccl-profiler-rdmatrace.so; default: read the\n"
+"                        rings of every process that loaded it, in\n"
+"                        $RDMATRACE_NCCL_DIR or /dev/shm)\n"
 "      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
 "      --rxe             rdma_rxe completions, packets and retries\n"
 "      --tcp             TCP retransmits\n"
@@ -73,6 +77,7 @@ static void usage(FILE *f)
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
 	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
+	OPT_NO_NCCL_PLUGIN,
 };
 
 static const struct option longopts[] = {
@@ -98,13 +103,14 @@ static const struct option longopts[] = {
 	{ "no-enable", no_argument, NULL, OPT_NO_ENABLE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "usdt", required_argument, NULL, OPT_USDT },
+	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct args {
 	const char **inputs;
 	int ninputs;
-	bool follow, no_relay, no_bpf, no_enable, quiet, stats;
+	bool follow, no_relay, no_bpf, no_enable, quiet, stats, no_np;
 	bool want_nccl, want_rxe, want_tcp;
 	const char *nccl_target, *usdt_target, *relay_dir, *output, *write_path;
 	int format;
@@ -135,6 +141,18 @@ static bool saved_capture(const char *dir)
 
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
+	/* In-process NCCL events need neither the module nor BPF. */
+	if (!a->no_np) {
+		int idx = rdt_reader_add_nccl_plugin(r, NULL);
+
+		if (idx < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n",
+				rdt_reader_error(r));
+			return -1;
+		}
+		fprintf(stderr, "%s", rdt_reader_source_status(r,
+							(unsigned int)idx));
+	}
 	if (!a->no_relay) {
 		int idx = rdt_reader_add_relay(r, a->relay_dir);
 
@@ -171,7 +189,8 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 		}
 	}
 #else
-	if (a->want_nccl || a->want_rxe || a->want_tcp || a->usdt_target || a->no_relay) {
+	if (a->want_nccl || a->want_rxe || a->want_tcp || a->usdt_target ||
+	    (a->no_relay && a->no_np)) {
 		fprintf(stderr, "rdmatrace-dump: built without BPF support: "
 			"--nccl/--rxe/--tcp/--usdt are unavailable\n");
 		return -1;
@@ -216,10 +235,12 @@ static bool drop_report(struct rdt_reader *r, uint64_t events)
 		}
 		if (!st.lost && !st.late)
 			continue;
-		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu), late %llu\n",
+		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu, "
+			"nccl-plugin %llu), late %llu\n",
 			st.name, (unsigned long long)st.lost,
 			(unsigned long long)st.lost_by[RDT_SRC_KMOD],
 			(unsigned long long)st.lost_by[RDT_SRC_BPF],
+			(unsigned long long)st.lost_by[RDT_SRC_NCCL_PLUGIN],
 			(unsigned long long)st.late);
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])
@@ -280,6 +301,7 @@ int main(int argc, char **argv)
 		case OPT_NO_ENABLE: a.no_enable = true; break;
 		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
 		case OPT_USDT: a.usdt_target = optarg; break;
+		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
 		case 'h':
 			usage(stdout);
 			goto out;

@@ -56,6 +56,22 @@ union rdt_record {
 	struct rdt_ev_rxe_retry		rxe_retry;
 	struct rdt_ev_tcp_retransmit	tcp;
 	struct rdt_ev_coll_mark		coll_mark;
+	struct rdt_ev_np_comm		np_comm;
+	struct rdt_ev_np_group		np_group;
+	struct rdt_ev_np_api		np_api;
+	struct rdt_ev_np_kernel_launch	np_kernel_launch;
+	struct rdt_ev_np_coll		np_coll;
+	struct rdt_ev_np_p2p		np_p2p;
+	struct rdt_ev_np_proxy_op	np_proxy_op;
+	struct rdt_ev_np_proxy_step	np_proxy_step;
+	struct rdt_ev_np_proxy_ctrl	np_proxy_ctrl;
+	struct rdt_ev_np_kernel_ch	np_kernel_ch;
+	struct rdt_ev_np_net_ib		np_net_ib;
+	struct rdt_ev_np_net_sock	np_net_sock;
+	struct rdt_ev_np_net		np_net;
+	struct rdt_ev_np_state		np_state;
+	struct rdt_ev_np_stop		np_stop;
+	struct rdt_ev_np_skip		np_skip;
 };
 
 enum rdt_decode_result {
@@ -78,6 +94,9 @@ size_t rdt_record_size(unsigned int type);	/* 0: unknown type */
 const char *rdt_type_name(unsigned int type);	/* "post_send", NULL if unknown */
 int rdt_type_from_name(const char *name);	/* -1 if unknown */
 const char *rdt_source_name(unsigned int source); /* "kmod", "bpf", "user" */
+/* NCCL profiler plugin: an RDT_NP_* type bit ("Coll"), a v5 state. */
+const char *rdt_np_type_name(unsigned int ntype);
+const char *rdt_np_state_name(unsigned int state);
 const char *rdt_qp_state_name(unsigned int state);
 const char *rdt_wr_opcode_name(unsigned int opcode);
 const char *rdt_wc_opcode_name(unsigned int opcode);
@@ -115,6 +134,7 @@ enum rdt_source_kind {
 	RDT_SOURCE_RELAY	= 2,
 	RDT_SOURCE_BPF		= 3,
 	RDT_SOURCE_CUSTOM	= 4,
+	RDT_SOURCE_NCCL_PLUGIN	= 5,	/* libnccl-profiler-rdmatrace.so rings */
 };
 
 struct rdt_reader_opts {
@@ -136,7 +156,7 @@ struct rdt_source_stats {
 	uint64_t	bytes;
 	uint64_t	unknown;	/* records of unknown type, skipped */
 	uint64_t	lost;		/* events the producers lost (all CPUs) */
-	uint64_t	lost_by[4];	/* by enum rdt_source of the producer */
+	uint64_t	lost_by[8];	/* by enum rdt_source of the producer */
 	uint64_t	late;		/* live: arrived after their window, out of order */
 	uint32_t	ncpus;		/* entries in lost_cpu */
 	const uint64_t	*lost_cpu;	/* lost per producer CPU */
@@ -184,6 +204,9 @@ int rdt_reader_add_source(struct rdt_reader *r, const char *name,
  * struct rdt_bpf_opts * from bpf/rdt_bpf.h; -ENOTSUP if built without. */
 int rdt_reader_add_bpf(struct rdt_reader *r, const void *bpf_opts);
 bool rdt_have_bpf(void);
+/* NCCL profiler plugin rings in @dir (NULL: $RDMATRACE_NCCL_DIR, else
+ * /dev/shm), one file per process; live readers pick up new processes. */
+int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir);
 
 /*
  * Next event in timestamp order; ties are broken by source index, then

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The shared-memory rings between libnccl-profiler-rdmatrace.so (inside an
+ * NCCL process) and librdmatrace's nccl-plugin source (rdmatrace-dump).
+ *
+ * One file per process, DIR/rdmatrace-nccl.<pid> (DIR: $RDMATRACE_NCCL_DIR,
+ * default /dev/shm): a struct rdt_np_shm, then nrings rings of one
+ * struct rdt_np_ring and nslots slots of RDT_NP_SLOT bytes.  A ring has one
+ * producer at a time (the thread that claimed it by CAS on owner) and one
+ * consumer (the reader holding flock() on the file), so head and tail are
+ * plain acquire/release counters: no lock, no system call on either side.
+ * A slot holds one wire record (kmod/uapi/rdmatrace.h), hdr.size bytes.
+ * A full ring drops the record and counts it in dropped; a thread that
+ * found no free ring counts in noring_dropped.  The reader treats every
+ * byte here as untrusted (another process wrote it).
+ */
+#ifndef RDT_NP_RING_H
+#define RDT_NP_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define RDT_NP_SHM_MAGIC	"RDTNPRG1"
+#define RDT_NP_LAYOUT		1
+#define RDT_NP_SLOT		192	/* >= every plugin record */
+#define RDT_NP_PREFIX		"rdmatrace-nccl."
+#define RDT_NP_DIR_DEFAULT	"/dev/shm"
+#define RDT_NP_DIR_ENV		"RDMATRACE_NCCL_DIR"
+
+struct rdt_np_shm {
+	char		magic[8];	/* RDT_NP_SHM_MAGIC */
+	uint32_t	layout;		/* RDT_NP_LAYOUT */
+	uint32_t	hdr_size;	/* bytes to the first ring */
+	uint32_t	nrings;
+	uint32_t	nslots;		/* per ring, a power of two */
+	uint32_t	slot_size;	/* RDT_NP_SLOT */
+	uint32_t	pid;		/* the NCCL process */
+	uint64_t	ring_size;	/* bytes per ring, its header included */
+	_Atomic uint64_t noring_dropped;
+	_Atomic uint64_t skipped;	/* descriptors counted and skipped */
+	_Atomic uint32_t ncomms;	/* communicators initialised, not finalized */
+	_Atomic uint32_t finished;	/* 1: the last finalize ran */
+	_Atomic uint32_t reader_pid;	/* last reader that attached, 0: none */
+	uint32_t	pad;
+};
+
+struct rdt_np_ring {
+	/* producer's line */
+	_Atomic uint64_t head;		/* records committed */
+	_Atomic uint64_t dropped;	/* records the full ring refused */
+	_Atomic uint32_t owner;		/* tid of the producer, 0: free */
+	uint32_t	pad0;
+	uint64_t	next_id;	/* producer's event counter */
+	char		pad1[32];
+	/* consumer's line */
+	_Atomic uint64_t tail;		/* records consumed */
+	char		pad2[56];
+};
+
+_Static_assert(sizeof(struct rdt_np_ring) == 128, "two cache lines");
+
+static inline struct rdt_np_ring *rdt_np_ring_at(struct rdt_np_shm *s,
+						 uint32_t i)
+{
+	return (struct rdt_np_ring *)((char *)s + s->hdr_size +
+				      (uint64_t)i * s->ring_size);
+}
+
+static inline void *rdt_np_slot(struct rdt_np_shm *s, struct rdt_np_ring *r,
+				uint64_t n)
+{
+	return (char *)(r + 1) + (n & (s->nslots - 1)) * (uint64_t)RDT_NP_SLOT;
+}
+
+#endif
