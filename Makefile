@@ -9,7 +9,8 @@
 #   make demo      the main job: a traced ring AllReduce over SoftRoCE
 #   make bench     what tracing costs (bench/RESULTS.md)
 #   make stress    the long fault tests on the debug kernel
-#   make install   library, header, pkg-config, tools, man pages, DKMS source
+#   make install   library, header, pkg-config, NCCL profiler plugin, tools,
+#                  man pages, DKMS source
 
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -29,6 +30,7 @@ all: userspace kmod
 userspace:
 	$(if $(wildcard bpf/Makefile),$(MAKE) -C bpf)
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib)
+	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools)
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce)
 	$(foreach d,$(wildcard tests/*/Makefile),$(MAKE) -C $(dir $(d)) &&) true
@@ -82,6 +84,7 @@ stress: deps
 
 install: userspace
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib install)
+	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler install)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools install)
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce install)
 	scripts/dkms.sh install
@@ -90,6 +93,7 @@ uninstall:
 	scripts/dkms.sh uninstall
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce uninstall)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools uninstall)
+	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler uninstall)
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib uninstall)
 
 clean:

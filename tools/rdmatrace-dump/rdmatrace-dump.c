@@ -139,6 +139,25 @@ static bool saved_capture(const char *dir)
 	return !access(path, F_OK);
 }
 
+/* The NCCL plugin source attaches to processes as they start: print
+ * what it says after start-up too. */
+static int np_idx = -1;
+static size_t np_said;
+
+static void np_status(struct rdt_reader *r)
+{
+	const char *st;
+	size_t n;
+
+	if (np_idx < 0)
+		return;
+	st = rdt_reader_source_status(r, (unsigned int)np_idx);
+	n = strlen(st);
+	if (n > np_said)
+		fputs(st + np_said, stderr);
+	np_said = n;
+}
+
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
 	/* In-process NCCL events need neither the module nor BPF. */
@@ -150,8 +169,8 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 				rdt_reader_error(r));
 			return -1;
 		}
-		fprintf(stderr, "%s", rdt_reader_source_status(r,
-							(unsigned int)idx));
+		np_idx = idx;
+		np_status(r);
 	}
 	if (!a->no_relay) {
 		int idx = rdt_reader_add_relay(r, a->relay_dir);
@@ -403,11 +422,14 @@ int main(int argc, char **argv)
 		}
 		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
 		if (n == -EAGAIN) {
+			np_status(r);
 			fflush(stdout);
 			continue;
 		}
 		if (n <= 0)
 			break;
+		if (!(events & 4095))
+			np_status(r);
 		if (!rdt_filter_match(flt, &ev))
 			continue;
 		events++;
@@ -424,6 +446,7 @@ int main(int argc, char **argv)
 		if (st)
 			rdt_stats_add(st, &ev);
 	}
+	np_status(r);
 	if (enabled)
 		set_enable(a.relay_dir, false);
 	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)
