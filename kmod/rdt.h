@@ -8,6 +8,7 @@
  *   emit.c     the one emit path: filter, header, relay, drop accounting
  *   encode.c   verb arguments -> record bodies (pure functions)
  *   debugfs.c  control files
+ *   trace.c    the tracepoints of rdmatrace_trace.h
  */
 #ifndef _RDT_H
 #define _RDT_H

@@ -17,7 +17,9 @@
  * Every wrapper is a thin adapter: capture what the call will free, call
  * the original, then write its records: the data path (posts, polls,
  * notifies) encodes them in place in the relay buffer (rdt_reserve()),
- * the control path builds one on its stack for rdt_emit().
+ * the control path builds one on its stack for rdt_emit().  The same
+ * bodies feed the tracepoints (rdmatrace_trace.h), which fire whether or
+ * not the relay trace is on; each is a static-key no-op while disabled.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,6 +29,7 @@
 #include <linux/timekeeping.h>
 
 #include "rdt.h"
+#include "rdmatrace_trace.h"
 
 #define RDT_QPS_UNKNOWN		0xff	/* QP state could not be read */
 
@@ -207,6 +210,83 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 	rdt_commit(&s);
 }
 
+/* ---- tracepoint adapters --------------------------------------------- */
+
+/*
+ * Posts fire before the driver runs: the WR list is read only while the
+ * caller still owns it.  Returns the number of WRs for *_ret.
+ */
+static noinline u32 rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+				     const struct ib_send_wr *wr)
+{
+	bool user = rdt_uobj(qp->uobject);
+	u32 i = 0;
+
+	for (; wr; wr = wr->next, i++) {
+		struct rdt_ev_post_send ev = { .qpn = qp->qp_num, .index = i };
+
+		if (!trace_post_send_enabled())
+			continue;
+		rdt_enc_send_wr(&ev, wr, user);
+		trace_post_send(rd->index, &ev);
+	}
+	return i;
+}
+
+static noinline u32 rdt_tp_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
+				     bool srq, bool user,
+				     const struct ib_recv_wr *wr)
+{
+	u32 i = 0;
+
+	for (; wr; wr = wr->next, i++) {
+		struct rdt_ev_post_recv ev = {
+			.qpn = qpn,
+			.srq_id = srq_id,
+			.srq = srq,
+			.index = i,
+		};
+
+		if (!trace_post_recv_enabled())
+			continue;
+		rdt_enc_recv_wr(&ev, wr, user);
+		trace_post_recv(rd->index, &ev);
+	}
+	return i;
+}
+
+static noinline void rdt_tp_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
+				    int n, const struct ib_wc *wc, int ret)
+{
+	struct rdt_ev_poll_cq sum = {
+		.cq_id = cq->res.id,
+		.requested = n,
+		.ret = ret,
+	};
+	bool user = rdt_uobj(cq->uobject);
+	int i;
+
+	for (i = 0; i < ret && trace_poll_cq_wc_enabled(); i++) {
+		struct rdt_ev_poll_cq_wc ev = { .cq_id = cq->res.id, .index = i };
+
+		rdt_enc_wc(&ev, &wc[i], user);
+		trace_poll_cq_wc(rd->index, &ev);
+	}
+	trace_poll_cq(rd->index, &sum);
+}
+
+static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
+					  u32 flags, int ret)
+{
+	struct rdt_ev_req_notify_cq ev = {
+		.cq_id = cq->res.id,
+		.flags = flags,
+		.ret = ret,
+	};
+
+	trace_req_notify_cq(rd->index, &ev);
+}
+
 static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 			 const struct ib_send_wr **bad)
 {
@@ -216,7 +296,12 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
+		u32 nr = 0;
+
+		if (trace_post_send_enabled() || trace_post_send_ret_enabled())
+			nr = rdt_tp_post_send(rd, qp, wr);
 		ret = rd->orig.post_send(qp, wr, bad);
+		trace_post_send_ret(rd->index, qp->qp_num, 0, nr, ret);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
 	}
@@ -233,7 +318,13 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
+		u32 nr = 0;
+
+		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
+			nr = rdt_tp_post_recv(rd, qp->qp_num, 0, false,
+					      rdt_uobj(qp->uobject), wr);
 		ret = rd->orig.post_recv(qp, wr, bad);
+		trace_post_recv_ret(rd->index, qp->qp_num, 0, nr, ret);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_recv(rd, qp->qp_num, 0, false,
 					    rdt_uobj(qp->uobject), wr, bad,
@@ -252,7 +343,13 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
+		u32 nr = 0;
+
+		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
+			nr = rdt_tp_post_recv(rd, 0, srq->res.id, true,
+					      rdt_uobj(srq->uobject), wr);
 		ret = rd->orig.post_srq_recv(srq, wr, bad);
+		trace_post_recv_ret(rd->index, 0, srq->res.id, nr, ret);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_recv(rd, 0, srq->res.id, true,
 					    rdt_uobj(srq->uobject), wr, bad,
@@ -270,6 +367,8 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 
 	if (rd) {
 		ret = rd->orig.poll_cq(cq, n, wc);
+		if (trace_poll_cq_wc_enabled() || trace_poll_cq_enabled())
+			rdt_tp_poll_cq(rd, cq, n, wc, ret);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
 	}
@@ -286,6 +385,8 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 
 	if (rd) {
 		ret = rd->orig.req_notify_cq(cq, flags);
+		if (trace_req_notify_cq_enabled())
+			rdt_tp_req_notify_cq(rd, cq, flags, ret);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
 	}
@@ -307,6 +408,10 @@ static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
 
 	if (rdt_want(type))
 		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+	if (type == RDT_EV_PD_ALLOC)
+		trace_pd_alloc(rd->index, &ev);
+	else
+		trace_pd_dealloc(rd->index, &ev);
 }
 
 static int rdt_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
@@ -365,6 +470,7 @@ static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		if (rdt_want(RDT_EV_CQ_CREATE))
 			rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev), rd->index,
 				 ts);
+		trace_cq_create(rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -389,6 +495,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_CQ_DESTROY))
 			rdt_emit(&ev, RDT_EV_CQ_DESTROY, sizeof(ev), rd->index,
 				 ts);
+		trace_cq_destroy(rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -418,6 +525,7 @@ static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
 
 	if (rdt_want(RDT_EV_QP_CREATE))
 		rdt_emit(&ev, RDT_EV_QP_CREATE, sizeof(ev), rd->index, ts);
+	trace_qp_create(rd->index, &ev);
 }
 
 static int rdt_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *ia,
@@ -495,22 +603,24 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
 	struct rdt_ev_qp_modify ev = { .qpn = qp->qp_num };
 	bool want = rdt_want(RDT_EV_QP_MODIFY);
+	bool tp = trace_qp_modify_enabled();
 	u64 ts = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
-		if (want) {
+		if (want || tp) {
 			rdt_enc_modify(&ev, a, mask);
 			ev.old_state = rdt_qp_state(qp, a, mask);
 		}
 		ret = rd->orig.modify_qp(qp, a, mask, udata);
-		if (want) {
-			ev.ret = ret;
-			ev.cur_state = !ret && (mask & IB_QP_STATE) ?
-				       ev.new_state : ev.old_state;
+		ev.ret = ret;
+		ev.cur_state = !ret && (mask & IB_QP_STATE) ?
+			       ev.new_state : ev.old_state;
+		if (want)
 			rdt_emit(&ev, RDT_EV_QP_MODIFY, sizeof(ev), rd->index,
 				 ts);
-		}
+		if (tp)
+			trace_qp_modify(rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -533,6 +643,7 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_QP_DESTROY))
 			rdt_emit(&ev, RDT_EV_QP_DESTROY, sizeof(ev), rd->index,
 				 ts);
+		trace_qp_destroy(rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -550,15 +661,15 @@ static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 		.pd_id = pd ? pd->res.id : 0,
 	};
 
-	if (!rdt_want(type))
-		return;
 	if (IS_ERR_OR_NULL(mr)) {
 		ev.ret = mr ? PTR_ERR(mr) : -ENOMEM;
 	} else {
 		ev.lkey = mr->lkey;
 		ev.rkey = mr->rkey;
 	}
-	rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+	if (rdt_want(type))
+		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+	trace_mr_reg(rd->index, &ev);
 }
 
 static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
@@ -634,6 +745,7 @@ static int rdt_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_MR_DEREG))
 			rdt_emit(&ev, RDT_EV_MR_DEREG, sizeof(ev), rd->index,
 				 ts);
+		trace_mr_dereg(rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;

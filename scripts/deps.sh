@@ -16,6 +16,8 @@ libibverbs-dev librdmacm-dev
 libbpf-dev bpftool clang llvm libclang-rt-14-dev
 libsqlite3-dev sqlite3 systemtap-sdt-dev
 dkms
+bpftrace trace-cmd linux-perf
+debhelper dh-dkms lintian
 "
 
 if [ "$(id -u)" != 0 ]; then
