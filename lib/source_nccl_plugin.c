@@ -374,14 +374,35 @@ static const struct rdt_src_ops np_ops = {
 	.close = np_close,
 };
 
-RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
+static const char *np_dir(const char *dir)
 {
 	const char *env = getenv(RDT_NP_DIR_ENV);
+
+	if (dir && *dir)
+		return dir;
+	return env && *env ? env : RDT_NP_DIR_DEFAULT;
+}
+
+RDT_EXPORT unsigned int rdt_nccl_plugin_files(const char *dir)
+{
+	DIR *d = opendir(np_dir(dir));
+	struct dirent *e;
+	unsigned int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, RDT_NP_PREFIX, strlen(RDT_NP_PREFIX));
+	closedir(d);
+	return n;
+}
+
+RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
+{
 	struct rdt_src *s;
 	struct np_priv *p;
 
-	if (!dir || !*dir)
-		dir = env && *env ? env : RDT_NP_DIR_DEFAULT;
+	dir = np_dir(dir);
 	s = rdt_reader_new_src(r, RDT_SOURCE_NCCL_PLUGIN, "nccl-plugin");
 	if (!s)
 		return -ENOMEM;

@@ -17,7 +17,7 @@
  *   -L N        lost events announced by a SUBBUF on cpu 1
  *   -G N        then a SUBBUF on cpu 1 whose seq says N sub-buffers were
  *               skipped unread (relay's overwrite branch)
- *   -u N        records of an unknown type (200)
+ *   -u N        records of an unknown type (RDT_EV_MAX: never assigned)
  *   -N N        ncclAllReduce calls (4 MiB float, 4 ranks, 1 ms each)
  *   -T N        TCP retransmits inside the first collective
  *   -A MAJOR    file header ABI major (to test refusal)
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
 		t->dport = 6000;
 	}
 	for (unsigned long i = 0; i < unknown; i++) {
-		struct rdt_hdr *h = rec(200, 40, start + 500 + i, RDT_NO_DEV);
+		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
 
 		(void)h;
 	}

@@ -158,20 +158,27 @@ static void np_status(struct rdt_reader *r)
 	np_said = n;
 }
 
+/* In-process NCCL events need neither the module nor BPF: the source is
+ * there whenever live reading is, but for a one-shot read with no ring
+ * file to read. */
+static int add_nccl_plugin(struct rdt_reader *r, const struct args *a)
+{
+	int idx;
+
+	if (a->no_np || (!a->follow && !rdt_nccl_plugin_files(NULL)))
+		return 0;
+	idx = rdt_reader_add_nccl_plugin(r, NULL);
+	if (idx < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		return -1;
+	}
+	np_idx = idx;
+	np_status(r);
+	return 0;
+}
+
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
-	/* In-process NCCL events need neither the module nor BPF. */
-	if (!a->no_np) {
-		int idx = rdt_reader_add_nccl_plugin(r, NULL);
-
-		if (idx < 0) {
-			fprintf(stderr, "rdmatrace-dump: %s\n",
-				rdt_reader_error(r));
-			return -1;
-		}
-		np_idx = idx;
-		np_status(r);
-	}
 	if (!a->no_relay) {
 		int idx = rdt_reader_add_relay(r, a->relay_dir);
 
@@ -184,7 +191,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 							(unsigned int)idx));
 	}
 	if (a->no_bpf)
-		return 0;
+		return add_nccl_plugin(r, a);
 #ifdef RDT_HAVE_BPF
 	{
 		bool any = a->want_nccl || a->want_rxe || a->want_tcp;
@@ -216,7 +223,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	}
 	fprintf(stderr, "rdmatrace-dump: BPF sources: not built in\n");
 #endif
-	return 0;
+	return add_nccl_plugin(r, a);
 }
 
 /* Returns whether a source skipped corrupt data. */
@@ -364,6 +371,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		a.no_bpf = true;
+		a.no_np = true;
 	}
 	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
 		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");

@@ -207,6 +207,8 @@ bool rdt_have_bpf(void);
 /* NCCL profiler plugin rings in @dir (NULL: $RDMATRACE_NCCL_DIR, else
  * /dev/shm), one file per process; live readers pick up new processes. */
 int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir);
+/* How many processes' ring files are in @dir now (NULL: as above). */
+unsigned int rdt_nccl_plugin_files(const char *dir);
 
 /*
  * Next event in timestamp order; ties are broken by source index, then
