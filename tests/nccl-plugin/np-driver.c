@@ -43,7 +43,7 @@ struct comm {
 	uint64_t id;
 	int rank, nranks;
 	void *ctx;
-	void *volatile coll[1024];	/* app -> proxy: the coll handle of iter i */
+	void *_Atomic coll[1024];	/* app -> proxy: the coll handle of iter i */
 	atomic_int proxied;		/* proxy -> app: iterations done */
 	FILE *out;			/* this thread's truth lines */
 	char *buf;
@@ -301,7 +301,7 @@ static void *app_thread(void *arg)
 			stop(f, k);
 		}
 		/* The proxy thread works on this collective now. */
-		c->coll[i] = coll;
+		atomic_store(&c->coll[i], coll);
 		while (atomic_load(&c->proxied) <= i)
 			sched_yield();
 		if (p2p)
@@ -342,7 +342,7 @@ static void *proxy_thread(void *arg)
 	for (int i = 0; i < iters; i++) {
 		void *coll;
 
-		while (!(coll = c->coll[i]))
+		while (!(coll = atomic_load(&c->coll[i])))
 			sched_yield();
 		a.proxyCtrl.appendedProxyOps = nch;
 		state(f, ctrl, ncclProfilerProxyCtrlAppendEnd, &a,
