@@ -85,6 +85,10 @@ tgt("decode+merge to binary", "decode.binary.events_per_s", ">=", 50e6, "events/
 tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
 tgt("RSS growth with 4x events (binary)", "decode.rss_ratio_4x_events", "<=", 1.1, "x")
 tgt("added ns per traced NCCL call (real libnccl)", "nccl.real.added_ns", "<=", 1000, "ns")
+tgt("added ns per profiler startEvent + stopEvent pair, reader draining",
+    "nccl.plugin.event_pair_ns", "<=", 200, "ns")
+tgt("the same with no reader (rings full: every record dropped and counted)",
+    "nccl.plugin.noreader_pair_ns", "<=", 50, "ns")
 tgt("ring allreduce time traced/untraced", "workload.ratio_ring_time_us", "<=", 1.02, "x")
 tgt("ib_write_bw untraced/traced slowdown (ratio traced/untraced)", "workload.ratio_write_bw_MBps", ">=", 0.98, "x")
 

@@ -51,7 +51,9 @@ struct rdt_np_ring {
 	_Atomic uint32_t owner;		/* tid of the producer, 0: free */
 	uint32_t	pad0;
 	uint64_t	next_id;	/* producer's event counter */
-	char		pad1[32];
+	uint64_t	tail_seen;	/* producer's copy of tail: read anew
+					 * only when the ring looks full */
+	char		pad1[24];
 	/* consumer's line */
 	_Atomic uint64_t tail;		/* records consumed */
 	char		pad2[56];

@@ -31,16 +31,19 @@ make -s -C bench >&2
 } >>"$RAW"
 
 if [ "$QUICK" = 1 ]; then
-	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000
+	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000 NP_N=100000
 else
 	REPS=${BENCH_REPS:-5} DEC_N=${BENCH_DECODE_EVENTS:-8000000} DEC_SLOW=${BENCH_SLOW_EVENTS:-400000}
 	NCCL_N=${BENCH_NCCL_CALLS:-100000}
+	NP_N=${BENCH_NCCL_PLUGIN_PAIRS:-2000000}
 fi
 
 log "figure 3: decode + merge ($DEC_N events; $DEC_SLOW for JSON/Perfetto/SQLite), $REPS reps"
 bench/host-decode.sh "$REPS" "$DEC_N" "$DEC_SLOW" >>"$RAW"
 log "figure 4: NCCL uprobes ($NCCL_N calls), $REPS reps"
 bench/host-nccl.sh "$REPS" "$NCCL_N" >>"$RAW" || log "NCCL figure failed"
+log "figure 6: NCCL profiler plugin ($NP_N event pairs), $REPS reps"
+bench/host-nccl-plugin.sh "$REPS" "$NP_N" >>"$RAW" || log "NCCL plugin figure failed"
 
 if [ "$VM" = 1 ]; then
 	kmake() {
