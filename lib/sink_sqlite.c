@@ -65,11 +65,13 @@ static const char schema[] =
  * JSON (the same keys as the JSON sink), the tree in ev_id / parent. */
 "CREATE TABLE nccl_plugin(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
 " cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, type TEXT, event TEXT,"
-" ev_id TEXT, parent TEXT, comm_id TEXT, rank INTEGER, fields TEXT);\n"
+" ev_id TEXT, parent TEXT, comm_id TEXT, rank INTEGER, fields TEXT,"
+" qpn INTEGER, wr_id INTEGER);\n"
 /* Each event as a span: its start record joined to its stop. */
 "CREATE VIEW nccl_plugin_spans AS SELECT s.host, s.pid, s.tid, s.event,"
 " s.type, s.ev_id, s.parent, s.comm_id, s.rank, s.ts_ns AS start_ns,"
-" e.ts_ns AS end_ns, e.ts_ns - s.ts_ns AS duration_ns, s.fields"
+" e.ts_ns AS end_ns, e.ts_ns - s.ts_ns AS duration_ns, s.fields, s.qpn,"
+" s.wr_id"
 " FROM nccl_plugin s LEFT JOIN nccl_plugin e ON e.type = 'np_stop'"
 " AND e.host = s.host AND e.pid = s.pid AND e.ev_id = s.ev_id"
 " WHERE s.type NOT IN ('np_stop', 'np_state', 'np_skip', 'np_comm_init',"
@@ -77,8 +79,7 @@ static const char schema[] =
 /* Every IB work request with its step, proxy op and collective. */
 "CREATE VIEW nccl_plugin_wrs AS SELECT w.host, w.pid,"
 " json_extract(w.fields, '$.device') AS ib_device,"
-" json_extract(w.fields, '$.qpn') AS qpn,"
-" json_extract(w.fields, '$.wr_id') AS wr_id,"
+" w.qpn, w.wr_id,"
 " json_extract(w.fields, '$.opcode') AS opcode,"
 " json_extract(w.fields, '$.length') AS length,"
 " w.start_ns AS post_ns, w.end_ns AS done_ns, w.duration_ns AS latency_ns,"
@@ -92,7 +93,56 @@ static const char schema[] =
 " AND op.ev_id = st.parent"
 " LEFT JOIN nccl_plugin_spans c ON c.host = op.host AND c.pid = op.pid"
 " AND c.ev_id = op.parent AND c.type = 'np_coll'"
-" WHERE w.type = 'np_net_ib';\n";
+" WHERE w.type = 'np_net_ib';\n"
+/* GPU globaltimer -> CLOCK_MONOTONIC: each KernelCh start and KernelChStop
+ * state pairs a GPU stamp with the host time the plugin was told of it,
+ * never earlier than the GPU wrote it: the smallest difference is the
+ * offset, too large by the quickest report's delay (lib/SCHEMA.md). */
+"CREATE VIEW nccl_plugin_gpu_clock AS SELECT host, pid,"
+" min(ts_ns - gpu) AS offset_ns, count(*) AS pairs FROM ("
+" SELECT host, pid, ts_ns, json_extract(fields, '$.gpu_start') AS gpu"
+" FROM nccl_plugin WHERE type = 'np_kernel_ch' UNION ALL"
+" SELECT host, pid, ts_ns, json_extract(fields, '$.arg') FROM nccl_plugin"
+" WHERE type = 'np_state' AND json_extract(fields, '$.state_id') = 22)"
+" WHERE gpu > 0 GROUP BY host, pid;\n"
+"CREATE VIEW nccl_plugin_kernels AS SELECT k.host, k.pid, k.parent AS coll_id,"
+" k.ev_id, json_extract(k.fields, '$.channel') AS channel,"
+" json_extract(k.fields, '$.gpu_start') AS gpu_start, x.gpu_stop,"
+" x.gpu_stop - json_extract(k.fields, '$.gpu_start') AS gpu_ns,"
+" json_extract(k.fields, '$.gpu_start') + g.offset_ns AS start_ns,"
+" x.gpu_stop + g.offset_ns AS end_ns"
+" FROM nccl_plugin_spans k"
+" LEFT JOIN (SELECT host, pid, ev_id, json_extract(fields, '$.arg') AS gpu_stop"
+" FROM nccl_plugin WHERE type = 'np_state'"
+" AND json_extract(fields, '$.state_id') = 22) x"
+" ON x.host = k.host AND x.pid = k.pid AND x.ev_id = k.ev_id"
+" LEFT JOIN nccl_plugin_gpu_clock g ON g.host = k.host AND g.pid = k.pid"
+" WHERE k.type = 'np_kernel_ch';\n"
+/* Per collective: enqueue (its Coll event) next to its GPU kernel time,
+ * its WRs and its slowest proxy step. */
+"CREATE VIEW nccl_plugin_colls AS SELECT c.host, c.pid, c.comm_id, c.rank,"
+" c.ev_id, json_extract(c.fields, '$.func') AS func,"
+" json_extract(c.fields, '$.seq') AS seq,"
+" json_extract(c.fields, '$.count') AS count,"
+" json_extract(c.fields, '$.datatype') AS datatype,"
+" json_extract(c.fields, '$.algo') AS algo,"
+" json_extract(c.fields, '$.proto') AS proto,"
+" c.start_ns, c.end_ns, c.duration_ns,"
+" (SELECT min(k.start_ns) FROM nccl_plugin_kernels k WHERE k.host = c.host"
+" AND k.pid = c.pid AND k.coll_id = c.ev_id) AS gpu_start_ns,"
+" (SELECT max(k.end_ns) - min(k.start_ns) FROM nccl_plugin_kernels k"
+" WHERE k.host = c.host AND k.pid = c.pid AND k.coll_id = c.ev_id)"
+" AS gpu_ns,"
+" (SELECT count(*) FROM nccl_plugin_wrs w WHERE w.host = c.host"
+" AND w.pid = c.pid AND w.coll_id = c.ev_id) AS wrs,"
+" (SELECT sum(w.length) FROM nccl_plugin_wrs w WHERE w.host = c.host"
+" AND w.pid = c.pid AND w.coll_id = c.ev_id) AS wr_bytes,"
+" (SELECT max(st.duration_ns) FROM nccl_plugin_spans st"
+" JOIN nccl_plugin_spans op ON op.host = st.host AND op.pid = st.pid"
+" AND op.ev_id = st.parent WHERE st.type = 'np_proxy_step'"
+" AND op.host = c.host AND op.pid = c.pid AND op.parent = c.ev_id)"
+" AS slowest_step_ns"
+" FROM nccl_plugin_spans c WHERE c.type = 'np_coll';\n";
 
 static const char indexes[] =
 "CREATE INDEX verbs_qp ON verbs(host, dev, qpn, ts_ns);\n"
@@ -104,7 +154,8 @@ static const char indexes[] =
 "CREATE INDEX nccl_calls_comm ON nccl_calls(comm_hash, seq);\n"
 "CREATE INDEX tcp_events_ts ON tcp_events(ts_ns);\n"
 "CREATE INDEX rxe_retries_ts ON rxe_retries(ts_ns);\n"
-"CREATE INDEX nccl_plugin_ev ON nccl_plugin(host, pid, ev_id, type);\n";
+"CREATE INDEX nccl_plugin_ev ON nccl_plugin(host, pid, ev_id, type);\n"
+"CREATE INDEX nccl_plugin_parent ON nccl_plugin(host, pid, parent);\n";
 
 enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_RETRY,
@@ -138,7 +189,8 @@ static const char *const sql[ST_MAX] = {
 	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
 	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
-		"ev_id,parent,comm_id,rank,fields) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 struct sq {
@@ -372,6 +424,10 @@ static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
 		bt(&b, json, (int)len);
 	else
 		bnull(&b);
+	if (r->hdr.type == RDT_EV_NP_NET_IB) {
+		bi(&b, r->np_net_ib.qpn);
+		bi(&b, (int64_t)r->np_net_ib.wr_id);
+	}
 	sqlite3_step(b.s);
 	free(json);
 }

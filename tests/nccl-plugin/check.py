@@ -95,6 +95,76 @@ def from_text(path):
     return recs, {"lost": lost}
 
 
+GPU_CLOCK_AHEAD = 1700000000000000000
+SCHEMA = __file__.rsplit("/tests/", 1)[0] + "/lib/SCHEMA.md"
+
+
+def check_joins(truth, db):
+    """The views of lib/sink_sqlite.c against the tree the driver made."""
+    ev = {int(t["id"], 16): t for t in truth if t["op"] == "start"}
+    stop_gpu = {int(t["id"], 16): t["arg"] for t in truth
+                if t["op"] == "state" and t["state_id"] == 22}
+    # the GPU clock: host time - GPU stamp is never below -AHEAD (the
+    # driver's GPU runs AHEAD ahead of CLOCK_MONOTONIC), and the quickest
+    # report is well under 50 ms late even on a loaded host
+    for (off, pairs) in db.execute(
+            "SELECT offset_ns, pairs FROM nccl_plugin_gpu_clock"):
+        want = sum(1 for t in ev.values() if t["type"] == "np_kernel_ch")
+        if not -GPU_CLOCK_AHEAD <= off < -GPU_CLOCK_AHEAD + 50000000:
+            fail(f"sqlite: GPU clock offset {off}, want -{GPU_CLOCK_AHEAD} "
+                 f"+ [0, 50 ms)")
+        if pairs != 2 * want:
+            fail(f"sqlite: GPU clock from {pairs} pairs, want {2 * want}")
+    rows = db.execute(
+        "SELECT ev_id, func, seq, count, gpu_ns, wrs, wr_bytes, "
+        "slowest_step_ns, duration_ns FROM nccl_plugin_colls").fetchall()
+    colls = [i for i, t in ev.items() if t["type"] == "np_coll"]
+    if len(rows) != len(colls):
+        fail(f"sqlite: nccl_plugin_colls has {len(rows)} rows, want "
+             f"{len(colls)}")
+    for (cid, func, seq, count, gpu_ns, wrs, wr_bytes, slow, dur) in rows:
+        cid = int(cid, 16)
+        t = ev[cid]
+        f = t["fields"]
+        if (func, seq, count) != (f["func"], f["seq"], f["count"]):
+            fail(f"sqlite: collective {cid:#x}: {func} {seq} {count}")
+        ks = [i for i, k in ev.items()
+              if k["type"] == "np_kernel_ch" and int(k["parent"], 16) == cid]
+        want_gpu = (max(stop_gpu[k] for k in ks) -
+                    min(ev[k]["fields"]["gpu_start"] for k in ks))
+        if gpu_ns != want_gpu:
+            fail(f"sqlite: collective {cid:#x} GPU time {gpu_ns}, want {want_gpu}")
+        mine = [w for w in ev.values() if w["type"] == "np_net_ib" and
+                int(ev[int(ev[int(w["parent"], 16)]["parent"], 16)]["parent"],
+                    16) == cid]
+        if wrs != len(mine) or wr_bytes != sum(w["fields"]["length"]
+                                               for w in mine):
+            fail(f"sqlite: collective {cid:#x}: {wrs} WRs {wr_bytes} bytes, "
+                 f"want {len(mine)}")
+        if slow is None or dur is None or slow <= 0:
+            fail(f"sqlite: collective {cid:#x}: no slowest step / duration")
+    # lib/SCHEMA.md's example queries on the same database
+    doc = open(SCHEMA).read()
+    qs = dict(re.findall(r"```sql\n-- query: (\w+)\n(.*?)```", doc, re.S))
+    if len(db.execute(qs["np_collectives"]).fetchall()) != len(colls):
+        fail("SCHEMA.md np_collectives: one row per collective")
+    nwr = sum(1 for t in ev.values() if t["type"] == "np_net_ib")
+    rows = db.execute(qs["np_wrs_per_qp"]).fetchall()
+    if sum(r[3] for r in rows) != nwr:
+        fail(f"SCHEMA.md np_wrs_per_qp: {rows}")
+    first = min(colls, key=lambda i: f"0x{i:016x}")
+    kids = collections.defaultdict(list)
+    for i, t in ev.items():
+        kids[int(t["parent"], 16)].append(i)
+    n, todo = 0, [first]
+    while todo:
+        n += 1
+        todo += kids[todo.pop()]
+    got = len(db.execute(qs["np_tree"]).fetchall())
+    if got != n:
+        fail(f"SCHEMA.md np_tree: {got} events, the driver made {n}")
+
+
 def check(truth, recs, lost, args, where):
     np_recs = [r for r in recs if str(r.get("type", "")).startswith("np_")]
     if not np_recs:
@@ -260,6 +330,7 @@ def main():
                 " OR latency_ns < 0").fetchone()[0]
             if bad:
                 fail(f"sqlite: {bad} WRs without a post -> completion latency")
+            check_joins(truth, db)
     if args.text:
         recs, summary = from_text(args.text)
         check(truth, recs, summary["lost"], args, "text")

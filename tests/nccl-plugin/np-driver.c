@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../nccl-profiler/nccl_profiler_abi.h"
@@ -60,6 +61,20 @@ static void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(1);
+}
+
+/* The GPU's globaltimer here: CLOCK_MONOTONIC + GPU_CLOCK_AHEAD, read
+ * just before the plugin is told, as NCCL's proxy reads the stamp the
+ * kernel wrote: the test checks the plugin's offset estimate finds it. */
+#define GPU_CLOCK_AHEAD 1700000000000000000ull
+
+static uint64_t gpu_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec +
+	       GPU_CLOCK_AHEAD;
 }
 
 static unsigned long tid(void)
@@ -182,7 +197,6 @@ static void *app_thread(void *arg)
 	struct comm *c = arg;
 	FILE *f = open_memstream(&c->buf, &c->len);
 	char fb[1024];
-	static const uint64_t gpu0 = 1700000000000000000ull;
 
 	pthread_barrier_wait(&start_bar);
 	for (int i = 0; i < iters; i++) {
@@ -286,7 +300,7 @@ static void *app_thread(void *arg)
 				      "\"0x%llx\"", peer, H(grp)));
 		}
 		for (int ch = 0; ch < nch; ch++) {
-			uint64_t t0 = gpu0 + (uint64_t)i * 1000000 + (uint64_t)ch * 10;
+			uint64_t t0 = gpu_now(), t1;
 			void *k;
 
 			D(ncclProfileKernelCh, coll);
@@ -295,9 +309,10 @@ static void *app_thread(void *arg)
 			k = start(f, c, &d, "np_kernel_ch",
 				  F("\"channel\":%d,\"gpu_start\":%llu", ch,
 				    (unsigned long long)t0));
-			a.kernelCh.pTimer = t0 + 4321;
+			t1 = gpu_now();
+			a.kernelCh.pTimer = t1;
 			state(f, k, ncclProfilerKernelChStop, &a,
-			      (unsigned long long)(t0 + 4321));
+			      (unsigned long long)t1);
 			stop(f, k);
 		}
 		/* The proxy thread works on this collective now. */
