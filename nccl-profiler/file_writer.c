@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -269,6 +270,27 @@ void np_file_flush(void)
 	if (fflush(fw.f))
 		fw.failed = true;
 	pthread_mutex_unlock(&fw.lock);
+}
+
+/* A forked child has no writer thread and must never flush the parent's
+ * buffered records into the parent's file (exit() would): it drops them,
+ * and writes a file of its own from its first init (PATH.<pid>). */
+void np_file_atfork_child(void)
+{
+	pthread_mutex_init(&fw.lock, NULL);
+	if (fw.f) {
+		__fpurge(fw.f);
+		fclose(fw.f);
+		fw.f = NULL;
+	}
+	free(fw.pend);
+	free(fw.seen_dropped);
+	fw.pend = NULL;
+	fw.seen_dropped = NULL;
+	fw.npend = 0;
+	fw.seen_noring = 0;
+	fw.running = false;
+	fw.failed = false;
 }
 
 __attribute__((destructor)) static void np_file_at_exit(void)

@@ -67,5 +67,6 @@ static inline unsigned int np_id_ntype(uint64_t id)
 /* RDMATRACE_FILE */
 int np_file_start(const char *path);
 void np_file_flush(void);
+void np_file_atfork_child(void);
 
 #endif

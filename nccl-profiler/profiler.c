@@ -31,6 +31,19 @@ static struct np_comm comms[NP_MAX_COMMS];
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int ncomms;
 
+/* A forked child starts with no communicator: the parent's are not its. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&init_lock, NULL);
+	memset(comms, 0, sizeof(comms));
+	ncomms = 0;
+}
+
+__attribute__((constructor)) static void np_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
 static struct np_comm *comm_of(void *ctx)
 {
 	uintptr_t p = (uintptr_t)ctx, b = (uintptr_t)comms;

@@ -224,6 +224,7 @@ static void atfork_child(void)
 	np.pid = (uint32_t)getpid();
 	np.gen++;
 	tls.tid = 0;
+	np_file_atfork_child();
 }
 
 int np_rings_open(void)

@@ -299,10 +299,14 @@ def main():
     ap.add_argument("--text")
     ap.add_argument("--complete", action="store_true")
     ap.add_argument("--slots", type=int, default=0)
+    ap.add_argument("--pid", type=int, default=0,
+                    help="only this process's records (others: --fork)")
     args = ap.parse_args()
     truth = load_truth(args.truth)
     if args.json:
         recs, summary = from_json(args.json)
+        if args.pid:
+            recs = [r for r in recs if r.get("pid") == args.pid]
         lost = sum(r["count"] for r in recs
                    if r["type"] == "lost" and r["producer"] == "nccl-plugin")
         sl = sum(s.get("lost_nccl_plugin", 0) for s in summary["sources"])

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +36,8 @@
 
 static ncclProfiler_v5_t *p5;
 static ncclProfiler_v4_t *p4;
-static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, use_v4, bad, hold_ms;
+static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, use_v4, bad, hold_ms,
+	   do_fork;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -508,6 +510,7 @@ int main(int argc, char **argv)
 		{ "bad", no_argument, NULL, 'b' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "hold-ms", required_argument, NULL, 'h' },
+		{ "fork", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth_path = NULL;
@@ -525,6 +528,7 @@ int main(int argc, char **argv)
 		case 'b': bad = 1; break;
 		case 't': truth_path = optarg; break;
 		case 'h': hold_ms = atoi(optarg); break;
+		case 'f': do_fork = 1; break;
 		default: return 2;
 		}
 	}
@@ -584,6 +588,36 @@ int main(int argc, char **argv)
 		fwrite(pas[i].buf, 1, pas[i].len, truth);
 		free(cs[i].buf);
 		free(pas[i].buf);
+	}
+	/* --fork: a child (a data loader, say) that makes a communicator of
+	 * its own while the parent's are live: one Group event, finalize.
+	 * Its records are not in the truth; it prints its pid. */
+	if (do_fork && !use_v4) {
+		pid_t child = fork();
+		int st;
+
+		if (child < 0)
+			die("fork: %s", strerror(errno));
+		if (!child) {
+			struct comm k = { .idx = 99, .id = 0xf0f0, .nranks = 1 };
+			ncclProfilerEventDescr_v5_t d;
+			void *h;
+
+			if (p5->init(&k.ctx, k.id, &mask, "child", 1, 1, 0, logfn) ||
+			    !k.ctx || mask != 0xfff)
+				_exit(3);
+			memset(&d, 0, sizeof(d));
+			d.type = ncclProfileGroup;
+			if (p5->startEvent(k.ctx, &h, &d) || !h ||
+			    p5->stopEvent(h) || p5->finalize(k.ctx))
+				_exit(4);
+			_exit(0);
+		}
+		if (waitpid(child, &st, 0) != child || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			die("forked child failed: status %#x", st);
+		printf("child %d\n", (int)child);
+		fflush(stdout);
 	}
 	for (int i = 0; i < ncomms; i++) {
 		if ((use_v4 ? p4->finalize(cs[i].ctx) :
