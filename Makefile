@@ -11,6 +11,7 @@
 #   make stress    the long fault tests on the debug kernel
 #   make install   library, header, pkg-config, NCCL profiler plugin, tools,
 #                  man pages, DKMS source
+#   make deb       Debian packages in build/deb (debian/, scripts/deb.sh)
 
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -21,7 +22,7 @@ KERNELS	= tests/vm/kernels
 export PREFIX DESTDIR
 
 .PHONY: all userspace kmod deps check demo bench stress install uninstall \
-	clean debug-kernel dkms-install dkms-uninstall
+	clean debug-kernel dkms-install dkms-uninstall deb
 
 all: userspace kmod
 
@@ -88,6 +89,9 @@ install: userspace
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools install)
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce install)
 	scripts/dkms.sh install
+
+deb:
+	scripts/deb.sh $(B)/deb
 
 uninstall:
 	scripts/dkms.sh uninstall
