@@ -22,8 +22,20 @@
 #define CTRL_TID	0
 #define MAX_SEEN	65536
 
+/* An NCCL profiler plugin event between its start and its stop. */
+struct np_open {
+	uint64_t	key;		/* hash of (host, pid, id), 0: free */
+	uint64_t	id, coll;	/* its collective (root), 0: none */
+	uint32_t	host, pid;
+	int32_t		channel;	/* -1: none */
+	uint64_t	gpu_stop;
+	struct rdt_event start;
+};
+
 struct pf {
 	struct rdt_wrmatch *m;
+	struct np_open	*np;		/* open addressing, power of two */
+	size_t		nnp, capnp;
 	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
 	size_t nseen, capseen;
 	uint64_t *comms;	/* comm_hash per NCCL process index */
@@ -206,6 +218,257 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	fputc('}', s->f);
 }
 
+/* ---- NCCL profiler plugin: nested slices per rank, flows coll -> WR ---- */
+
+static uint64_t np_key(uint32_t host, uint32_t pid, uint64_t id)
+{
+	uint64_t k = (id ^ ((uint64_t)pid << 32 | host)) * 0x9e3779b97f4a7c15ull;
+
+	return k ? k : 1;
+}
+
+static struct np_open *np_find(struct pf *p, uint32_t host, uint32_t pid,
+			       uint64_t id)
+{
+	uint64_t k = np_key(host, pid, id);
+
+	if (!p->capnp)
+		return NULL;
+	for (size_t i = k & (p->capnp - 1);; i = (i + 1) & (p->capnp - 1)) {
+		struct np_open *e = &p->np[i];
+
+		if (!e->key)
+			return NULL;
+		if (e->key == k && e->id == id && e->pid == pid && e->host == host)
+			return e;
+	}
+}
+
+static struct np_open *np_add(struct pf *p, uint32_t host, uint32_t pid,
+			      uint64_t id)
+{
+	uint64_t k = np_key(host, pid, id);
+	size_t i;
+
+	if (2 * (p->nnp + 1) > p->capnp) {
+		size_t cap = p->capnp ? 2 * p->capnp : 1024;
+		struct np_open *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;	/* that event gets no slice */
+		for (size_t j = 0; j < p->capnp; j++) {
+			if (!p->np[j].key)
+				continue;
+			for (i = p->np[j].key & (cap - 1); n[i].key;
+			     i = (i + 1) & (cap - 1))
+				;
+			n[i] = p->np[j];
+		}
+		free(p->np);
+		p->np = n;
+		p->capnp = cap;
+	}
+	for (i = k & (p->capnp - 1); p->np[i].key; i = (i + 1) & (p->capnp - 1))
+		;
+	p->nnp++;
+	p->np[i].key = k;
+	p->np[i].id = id;
+	p->np[i].host = host;
+	p->np[i].pid = pid;
+	return &p->np[i];
+}
+
+/* Backward-shift deletion keeps every probe chain whole. */
+static void np_del(struct pf *p, struct np_open *e)
+{
+	size_t i = (size_t)(e - p->np), j = i, mask = p->capnp - 1;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!p->np[j].key)
+			break;
+		size_t h = p->np[j].key & mask;
+
+		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+			p->np[i] = p->np[j];
+			i = j;
+		}
+	}
+	p->np[i].key = 0;
+	p->nnp--;
+}
+
+/* Lanes of a rank's track group: what runs where in NCCL. */
+static uint32_t np_lane(const struct np_open *e, char *name, size_t len,
+			int rank)
+{
+	uint32_t ch = e->channel < 0 ? 0 : (uint32_t)e->channel % 64;
+
+	switch (e->start.rec.hdr.type) {
+	case RDT_EV_NP_GROUP_API:
+	case RDT_EV_NP_COLL_API:
+	case RDT_EV_NP_P2P_API:
+	case RDT_EV_NP_KERNEL_LAUNCH:
+	case RDT_EV_NP_GROUP:
+		snprintf(name, len, "rank %d: API, groups", rank);
+		return 0;
+	case RDT_EV_NP_COLL:
+	case RDT_EV_NP_P2P:
+		snprintf(name, len, "rank %d: collectives, P2P", rank);
+		return 1;
+	case RDT_EV_NP_KERNEL_CH:
+		snprintf(name, len, "rank %d: kernel ch %u", rank, ch);
+		return 2 + ch;
+	case RDT_EV_NP_PROXY_OP:
+	case RDT_EV_NP_PROXY_STEP:
+		snprintf(name, len, "rank %d: proxy ch %u", rank, ch);
+		return 66 + ch;
+	case RDT_EV_NP_NET_IB:
+	case RDT_EV_NP_NET_SOCK:
+	case RDT_EV_NP_NET:
+		snprintf(name, len, "rank %d: net ch %u", rank, ch);
+		return 130 + ch;
+	}
+	snprintf(name, len, "rank %d: proxy control", rank);
+	return 194;
+}
+
+static void np_slice_name(const union rdt_record *r, char *name, size_t len)
+{
+	switch (r->hdr.type) {
+	case RDT_EV_NP_COLL:
+		snprintf(name, len, "%.16s #%" PRIu64 " %.16s/%.8s", r->np_coll.func,
+			 (uint64_t)r->np_coll.seq, r->np_coll.algo, r->np_coll.proto);
+		break;
+	case RDT_EV_NP_P2P:
+		snprintf(name, len, "%.16s peer %d", r->np_p2p.func, r->np_p2p.peer);
+		break;
+	case RDT_EV_NP_COLL_API:
+	case RDT_EV_NP_P2P_API:
+		snprintf(name, len, "%.16s()", r->np_api.func);
+		break;
+	case RDT_EV_NP_PROXY_OP:
+		snprintf(name, len, "%s peer %d", r->np_proxy_op.is_send ?
+			 "send" : "recv", r->np_proxy_op.peer);
+		break;
+	case RDT_EV_NP_PROXY_STEP:
+		snprintf(name, len, "step %d", r->np_proxy_step.step);
+		break;
+	case RDT_EV_NP_NET_IB:
+		snprintf(name, len, "WR qpn %u %" PRIu64 " B", r->np_net_ib.qpn,
+			 (uint64_t)r->np_net_ib.length);
+		break;
+	default:
+		snprintf(name, len, "%s", rdt_np_type_name(r->np_stop.ids.ntype));
+	}
+}
+
+static void np_start(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct pf *p = s->priv;
+	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
+	struct np_open *par = ids->parent ? np_find(p, ev->host, ev->rec.hdr.pid,
+						    ids->parent) : NULL;
+	struct np_open *e = np_find(p, ev->host, ev->rec.hdr.pid, ids->id);
+
+	if (!e && !(e = np_add(p, ev->host, ev->rec.hdr.pid, ids->id)))
+		return;
+	/* np_add may have moved the table */
+	par = ids->parent ? np_find(p, ev->host, ev->rec.hdr.pid, ids->parent) : NULL;
+	e->start = *ev;
+	e->gpu_stop = 0;
+	e->coll = ev->rec.hdr.type == RDT_EV_NP_COLL ||
+		  ev->rec.hdr.type == RDT_EV_NP_P2P ? ids->id :
+		  par ? par->coll : 0;
+	e->channel = ev->rec.hdr.type == RDT_EV_NP_PROXY_OP ?
+		     (int32_t)ev->rec.np_proxy_op.channel :
+		     ev->rec.hdr.type == RDT_EV_NP_KERNEL_CH ?
+		     (int32_t)ev->rec.np_kernel_ch.channel :
+		     par ? par->channel : -1;
+	if (e->channel >= 0 && ev->rec.hdr.type != RDT_EV_NP_PROXY_OP &&
+	    ev->rec.hdr.type != RDT_EV_NP_KERNEL_CH && !par)
+		e->channel = -1;
+}
+
+/* At its stop, the event is one complete slice on its rank's lane, and a
+ * WR gets a flow from its collective. */
+static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct pf *p = s->priv;
+	struct np_open *e = np_find(p, ev->host, ev->rec.hdr.pid,
+				    ev->rec.np_stop.ids.id);
+	const struct rdt_event *st;
+	struct np_open *c;
+	uint32_t pid, tid, lane;
+	char tn[64], name[96];
+
+	if (!e)
+		return;
+	st = &e->start;
+	pid = nccl_track(s, st->rec.np_stop.ids.comm_id, -1, &tid);
+	lane = np_lane(e, tn, sizeof(tn), st->rec.np_stop.ids.rank);
+	tid = 1000 + (uint32_t)(st->rec.np_stop.ids.rank < 0 ? 0 :
+				st->rec.np_stop.ids.rank % 4096) * 256 + lane;
+	track(s, pid, tid, "", tn);
+	np_slice_name(&st->rec, name, sizeof(name));
+	begin(s);
+	fprintf(s->f, "{\"ph\":\"X\",\"name\":");
+	rdt_json_str(s->f, name, sizeof(name));
+	fprintf(s->f, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		rdt_type_name(st->rec.hdr.type), pid, tid);
+	ts(s->f, st->ts - s->first_ts);
+	fprintf(s->f, ",\"dur\":");
+	ts(s->f, ev->ts > st->ts ? ev->ts - st->ts : 1);
+	fprintf(s->f, ",\"args\":{\"pid\":%u", st->rec.hdr.pid);
+	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
+		fprintf(s->f, ",\"gpu_ns\":%" PRIu64,
+			(uint64_t)(e->gpu_stop - st->rec.np_kernel_ch.gpu_start));
+	rdt_fields(&st->rec, &rdt_json_fields, s->f);
+	fputs("}}", s->f);
+	c = e->coll && st->rec.hdr.type == RDT_EV_NP_NET_IB ?
+	    np_find(p, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
+	if (c) {
+		uint32_t ctid = 1000 + (uint32_t)(c->start.rec.np_stop.ids.rank < 0 ?
+				0 : c->start.rec.np_stop.ids.rank % 4096) * 256 + 1;
+
+		begin(s);
+		fprintf(s->f, "{\"ph\":\"s\",\"name\":\"coll->wr\",\"cat\":"
+			"\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,\"tid\":%u,"
+			"\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, ctid);
+		ts(s->f, c->start.ts - s->first_ts);
+		fputs("}", s->f);
+		begin(s);
+		fprintf(s->f, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"coll->wr\","
+			"\"cat\":\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,"
+			"\"tid\":%u,\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, tid);
+		ts(s->f, st->ts - s->first_ts);
+		fputs("}", s->f);
+	}
+	np_del(p, e);
+}
+
+static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct pf *p = s->priv;
+	struct np_open *e;
+
+	switch (ev->rec.hdr.type) {
+	case RDT_EV_NP_STOP:
+		np_stop(s, ev);
+		return;
+	case RDT_EV_NP_STATE:
+		e = np_find(p, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
+		if (e && ev->rec.np_state.state == 22)	/* KernelChStop */
+			e->gpu_stop = ev->rec.np_state.arg;
+		return;
+	case RDT_EV_NP_COMM_INIT:
+	case RDT_EV_NP_COMM_FINI:
+	case RDT_EV_NP_SKIP:
+		return;
+	}
+	np_start(s, ev);
+}
+
 static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct pf *p = s->priv;
@@ -243,6 +506,9 @@ static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
 		return 0;
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
+		return ferror(s->f) ? -EIO : 0;
+	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
+		np_event(s, ev);
 		return ferror(s->f) ? -EIO : 0;
 	}
 	has_qpn = rdt_record_qpn(r, &qpn);
@@ -296,6 +562,7 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 	}
 	fprintf(s->f, "}}\n");
 	rdt_wrmatch_free(p->m);
+	free(p->np);
 	free(p->seen);
 	free(p->comms);
 	free(p);
