@@ -216,4 +216,12 @@ void rdt_wrmatch_free(struct rdt_wrmatch *m);
 uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 			   uint64_t *post_ts);
 
+/* --stats of the NCCL profiler plugin's events (stats_nccl_plugin.c). */
+struct rdt_np_stats;
+struct rdt_np_stats *rdt_np_stats_new(void);
+void rdt_np_stats_free(struct rdt_np_stats *s);
+void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
+void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o);
+void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o);
+
 #endif

@@ -37,13 +37,16 @@ struct rdt_stats {
 	uint64_t hist[HIST_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
 	uint64_t unmatched;
 	uint64_t types[RDT_EV_MAX + 1];
+	struct rdt_np_stats *np;
 };
 
 RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
 {
 	struct rdt_stats *st = calloc(1, sizeof(*st));
 
-	if (st && !(st->m = rdt_wrmatch_new())) {
+	if (st && (!(st->m = rdt_wrmatch_new()) ||
+		   !(st->np = rdt_np_stats_new()))) {
+		rdt_wrmatch_free(st->m);
 		free(st);
 		return NULL;
 	}
@@ -69,6 +72,7 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 		st->colls = n;
 	}
 	rdt_wrmatch_free(st->m);
+	rdt_np_stats_free(st->np);
 	free(st->lat);
 	free(st);
 }
@@ -158,6 +162,10 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	uint32_t qpn;
 
 	st->types[r->hdr.type <= RDT_EV_MAX ? r->hdr.type : 0]++;
+	if (r->hdr.type >= RDT_EV_NP_COMM_INIT && r->hdr.type <= RDT_EV_NP_SKIP) {
+		rdt_np_stats_add(st->np, ev);
+		return;
+	}
 	if (rdt_record_qpn(r, &qpn)) {
 		q = qp_get(st, ev, qpn);
 		if (!q)
@@ -355,6 +363,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 			rdt_nccl_fn_name(c->fn), c->nranks, c->bytes, c->calls,
 			avg / 1000, alg, alg * bus_factor(c->fn, c->nranks), c->errors);
 	}
+	rdt_np_stats_print(st->np, o);
 	fprintf(o, "\n== drops ==\n");
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
 		struct rdt_source_stats ss;
@@ -362,9 +371,11 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 		rdt_reader_source_stats(r, i, &ss);
 		fprintf(o, "%s: records %" PRIu64 " lost %" PRIu64
 			" (kmod %" PRIu64 " bpf %" PRIu64 " user %" PRIu64
-			") unknown-type %" PRIu64 " late %" PRIu64 "\n", ss.name,
+			" nccl-plugin %" PRIu64 ") unknown-type %" PRIu64
+			" late %" PRIu64 "\n", ss.name,
 			ss.records, ss.lost, ss.lost_by[RDT_SRC_KMOD],
 			ss.lost_by[RDT_SRC_BPF], ss.lost_by[RDT_SRC_USER],
+			ss.lost_by[RDT_SRC_NCCL_PLUGIN],
 			ss.unknown, ss.late);
 		for (uint32_t c = 0; c < ss.ncpus; c++)
 			if (ss.lost_cpu[c])
@@ -437,7 +448,9 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 			avg, alg, alg * bus_factor(c->fn, c->nranks), c->errors);
 		sep = ",";
 	}
-	fprintf(o, "],\"sources\":[");
+	fprintf(o, "]");
+	rdt_np_stats_print_json(st->np, o);
+	fprintf(o, ",\"sources\":[");
 	sep = "";
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
 		struct rdt_source_stats ss;

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * --stats for the NCCL profiler plugin's events: per collective function,
+ * enqueue time next to GPU kernel time, work requests and the slowest
+ * proxy step; per QP, the plugin's work requests with post -> completion
+ * latency.  Events are followed from start to stop in one table of open
+ * events; a collective collects what its kernel channels, steps and WRs
+ * report as they stop.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct np_ev {
+	uint64_t	key;		/* 0: free */
+	uint64_t	id, coll;
+	uint32_t	host, pid;
+	uint16_t	type;
+	uint64_t	ts;
+	uint64_t	gpu_start, gpu_stop;	/* KernelCh; coll: min / max */
+	uint64_t	wrs, wr_bytes, slowest_step;
+	int32_t		device;
+	uint32_t	qpn;
+	uint64_t	length;
+	char		func[RDT_NP_STR];
+};
+
+struct np_func {
+	struct np_func	*next;
+	char		func[RDT_NP_STR];
+	uint64_t	n, enqueue_ns, gpu_ns, gpu_n, gpu_max, wrs, wr_bytes,
+			slowest_step;
+};
+
+struct np_qp {
+	struct np_qp	*next;
+	uint32_t	host, pid, qpn;
+	int32_t		device;
+	uint64_t	wrs, bytes, lat_sum, lat_max, open;
+};
+
+struct rdt_np_stats {
+	struct np_ev	*ev;
+	size_t		nev, cap;
+	struct np_func	*funcs;
+	struct np_qp	*qps;
+	uint64_t	skipped;
+};
+
+struct rdt_np_stats *rdt_np_stats_new(void)
+{
+	return calloc(1, sizeof(struct rdt_np_stats));
+}
+
+void rdt_np_stats_free(struct rdt_np_stats *s)
+{
+	if (!s)
+		return;
+	while (s->funcs) {
+		struct np_func *n = s->funcs->next;
+
+		free(s->funcs);
+		s->funcs = n;
+	}
+	while (s->qps) {
+		struct np_qp *n = s->qps->next;
+
+		free(s->qps);
+		s->qps = n;
+	}
+	free(s->ev);
+	free(s);
+}
+
+static uint64_t key(uint32_t host, uint32_t pid, uint64_t id)
+{
+	uint64_t k = (id ^ ((uint64_t)pid << 32 | host)) * 0x9e3779b97f4a7c15ull;
+
+	return k ? k : 1;
+}
+
+static struct np_ev *find(struct rdt_np_stats *s, uint32_t host, uint32_t pid,
+			  uint64_t id)
+{
+	uint64_t k = key(host, pid, id);
+
+	for (size_t i = s->cap ? k & (s->cap - 1) : 0; s->cap;
+	     i = (i + 1) & (s->cap - 1)) {
+		struct np_ev *e = &s->ev[i];
+
+		if (!e->key)
+			return NULL;
+		if (e->key == k && e->id == id && e->pid == pid && e->host == host)
+			return e;
+	}
+	return NULL;
+}
+
+static struct np_ev *add(struct rdt_np_stats *s, uint32_t host, uint32_t pid,
+			 uint64_t id)
+{
+	uint64_t k = key(host, pid, id);
+	size_t i;
+
+	if (2 * (s->nev + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		struct np_ev *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < s->cap; j++) {
+			if (!s->ev[j].key)
+				continue;
+			for (i = s->ev[j].key & (cap - 1); n[i].key; i = (i + 1) & (cap - 1))
+				;
+			n[i] = s->ev[j];
+		}
+		free(s->ev);
+		s->ev = n;
+		s->cap = cap;
+	}
+	for (i = k & (s->cap - 1); s->ev[i].key; i = (i + 1) & (s->cap - 1))
+		;
+	memset(&s->ev[i], 0, sizeof(s->ev[i]));
+	s->ev[i].key = k;
+	s->ev[i].id = id;
+	s->ev[i].host = host;
+	s->ev[i].pid = pid;
+	s->nev++;
+	return &s->ev[i];
+}
+
+static void del(struct rdt_np_stats *s, struct np_ev *e)
+{
+	size_t i = (size_t)(e - s->ev), j = i, mask = s->cap - 1;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!s->ev[j].key)
+			break;
+		size_t h = s->ev[j].key & mask;
+
+		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+			s->ev[i] = s->ev[j];
+			i = j;
+		}
+	}
+	s->ev[i].key = 0;
+	s->nev--;
+}
+
+static struct np_func *func_get(struct rdt_np_stats *s, const char *func)
+{
+	struct np_func *f;
+
+	for (f = s->funcs; f; f = f->next)
+		if (!strncmp(f->func, func, sizeof(f->func)))
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	memcpy(f->func, func, sizeof(f->func));
+	f->func[sizeof(f->func) - 1] = 0;
+	f->next = s->funcs;
+	s->funcs = f;
+	return f;
+}
+
+static struct np_qp *qp_get(struct rdt_np_stats *s, const struct np_ev *e)
+{
+	struct np_qp *q;
+
+	for (q = s->qps; q; q = q->next)
+		if (q->host == e->host && q->pid == e->pid && q->qpn == e->qpn &&
+		    q->device == e->device)
+			return q;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->host = e->host;
+	q->pid = e->pid;
+	q->qpn = e->qpn;
+	q->device = e->device;
+	q->next = s->qps;
+	s->qps = q;
+	return q;
+}
+
+static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	const struct rdt_np_ids *ids = &r->np_stop.ids;
+	struct np_ev *p, *e = add(s, ev->host, r->hdr.pid, ids->id);
+
+	if (!e)
+		return;
+	e->type = r->hdr.type;
+	e->ts = ev->ts;
+	p = ids->parent ? find(s, ev->host, r->hdr.pid, ids->parent) : NULL;
+	e->coll = r->hdr.type == RDT_EV_NP_COLL ? ids->id : p ? p->coll : 0;
+	switch (r->hdr.type) {
+	case RDT_EV_NP_COLL:
+		memcpy(e->func, r->np_coll.func, sizeof(e->func));
+		break;
+	case RDT_EV_NP_KERNEL_CH:
+		e->gpu_start = r->np_kernel_ch.gpu_start;
+		break;
+	case RDT_EV_NP_NET_IB:
+		e->device = r->np_net_ib.device;
+		e->qpn = r->np_net_ib.qpn;
+		e->length = r->np_net_ib.length;
+		break;
+	}
+}
+
+static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
+{
+	struct np_ev *e = find(s, ev->host, ev->rec.hdr.pid,
+			       ev->rec.np_stop.ids.id);
+	uint64_t dur;
+	struct np_ev *c;
+	struct np_func *f;
+	struct np_qp *q;
+
+	if (!e)
+		return;
+	dur = ev->ts > e->ts ? ev->ts - e->ts : 0;
+	c = e->coll && e->coll != e->id ?
+	    find(s, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
+	switch (e->type) {
+	case RDT_EV_NP_KERNEL_CH:
+		if (c && e->gpu_stop >= e->gpu_start && e->gpu_start) {
+			if (!c->gpu_start || e->gpu_start < c->gpu_start)
+				c->gpu_start = e->gpu_start;
+			if (e->gpu_stop > c->gpu_stop)
+				c->gpu_stop = e->gpu_stop;
+		}
+		break;
+	case RDT_EV_NP_PROXY_STEP:
+		if (c && dur > c->slowest_step)
+			c->slowest_step = dur;
+		break;
+	case RDT_EV_NP_NET_IB:
+		if (c) {
+			c->wrs++;
+			c->wr_bytes += e->length;
+		}
+		q = qp_get(s, e);
+		if (q) {
+			q->wrs++;
+			q->bytes += e->length;
+			q->lat_sum += dur;
+			if (dur > q->lat_max)
+				q->lat_max = dur;
+		}
+		break;
+	case RDT_EV_NP_COLL:
+		f = func_get(s, e->func);
+		if (!f)
+			break;
+		f->n++;
+		f->enqueue_ns += dur;
+		if (e->gpu_stop) {
+			uint64_t g = e->gpu_stop - e->gpu_start;
+
+			f->gpu_ns += g;
+			f->gpu_n++;
+			if (g > f->gpu_max)
+				f->gpu_max = g;
+		}
+		f->wrs += e->wrs;
+		f->wr_bytes += e->wr_bytes;
+		if (e->slowest_step > f->slowest_step)
+			f->slowest_step = e->slowest_step;
+		break;
+	}
+	del(s, e);
+}
+
+void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
+{
+	struct np_ev *e;
+
+	switch (ev->rec.hdr.type) {
+	case RDT_EV_NP_STOP:
+		stop(s, ev);
+		return;
+	case RDT_EV_NP_STATE:
+		e = find(s, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
+		if (e && e->type == RDT_EV_NP_KERNEL_CH &&
+		    ev->rec.np_state.state == 22)	/* KernelChStop */
+			e->gpu_stop = ev->rec.np_state.arg;
+		return;
+	case RDT_EV_NP_SKIP:
+		s->skipped++;
+		return;
+	case RDT_EV_NP_COMM_INIT:
+	case RDT_EV_NP_COMM_FINI:
+		return;
+	}
+	start(s, ev);
+}
+
+static double avg(uint64_t sum, uint64_t n)
+{
+	return n ? (double)sum / (double)n : 0;
+}
+
+void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o)
+{
+	if (!s->funcs && !s->qps && !s->skipped)
+		return;
+	fprintf(o, "\n== NCCL profiler plugin: collectives (enqueue = Coll "
+		"event, GPU = its kernel channels' globaltimer span) ==\n"
+		"%-16s %8s %14s %12s %12s %8s %14s %16s\n", "function", "count",
+		"avg_enqueue_us", "avg_gpu_us", "max_gpu_us", "wrs", "wr_bytes",
+		"slowest_step_us");
+	for (const struct np_func *f = s->funcs; f; f = f->next)
+		fprintf(o, "%-16.16s %8" PRIu64 " %14.3f %12.3f %12.3f %8" PRIu64
+			" %14" PRIu64 " %16.3f\n", f->func, f->n,
+			avg(f->enqueue_ns, f->n) / 1000, avg(f->gpu_ns, f->gpu_n) / 1000,
+			(double)f->gpu_max / 1000, f->wrs, f->wr_bytes,
+			(double)f->slowest_step / 1000);
+	fprintf(o, "\n== NCCL profiler plugin: work requests per QP (post -> "
+		"completion) ==\n%-4s %8s %6s %8s %8s %14s %12s %12s\n", "host",
+		"pid", "ibdev", "qpn", "wrs", "bytes", "avg_ns", "max_ns");
+	for (const struct np_qp *q = s->qps; q; q = q->next)
+		fprintf(o, "%-4u %8u %6d %8u %8" PRIu64 " %14" PRIu64 " %12.1f %12"
+			PRIu64 "\n", q->host, q->pid, q->device, q->qpn, q->wrs,
+			q->bytes, avg(q->lat_sum, q->wrs), q->lat_max);
+	if (s->skipped)
+		fprintf(o, "descriptors the plugin skipped: %" PRIu64 "\n",
+			s->skipped);
+}
+
+void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o)
+{
+	const char *sep = "";
+
+	fprintf(o, ",\"nccl_plugin\":{\"skipped\":%" PRIu64 ",\"collectives\":[",
+		s->skipped);
+	for (const struct np_func *f = s->funcs; f; f = f->next) {
+		fprintf(o, "%s{\"func\":", sep);
+		rdt_json_str(o, f->func, sizeof(f->func));
+		fprintf(o, ",\"count\":%" PRIu64 ",\"enqueue_ns\":%" PRIu64
+			",\"gpu_ns\":%" PRIu64 ",\"gpu_count\":%" PRIu64
+			",\"gpu_max_ns\":%" PRIu64 ",\"wrs\":%" PRIu64
+			",\"wr_bytes\":%" PRIu64 ",\"slowest_step_ns\":%" PRIu64 "}",
+			f->n, f->enqueue_ns, f->gpu_ns, f->gpu_n, f->gpu_max, f->wrs,
+			f->wr_bytes, f->slowest_step);
+		sep = ",";
+	}
+	fprintf(o, "],\"qps\":[");
+	sep = "";
+	for (const struct np_qp *q = s->qps; q; q = q->next) {
+		fprintf(o, "%s{\"host\":%u,\"pid\":%u,\"device\":%d,\"qpn\":%u,"
+			"\"wrs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"latency_sum_ns\":%"
+			PRIu64 ",\"latency_max_ns\":%" PRIu64 "}", sep, q->host,
+			q->pid, q->device, q->qpn, q->wrs, q->bytes, q->lat_sum,
+			q->lat_max);
+		sep = ",";
+	}
+	fprintf(o, "]}");
+}
