@@ -309,8 +309,14 @@ int np_rings_open(void)
 	if (np.to_file) {
 		char path[sizeof(np.path)];
 
-		/* A forked child writes beside its parent's file. */
-		if (np.path[0])
+		const char *pp = strstr(file, "%p");
+
+		/* PATH with %p: one file per process (ranks of one job);
+		 * a forked child writes beside its parent's file. */
+		if (pp)
+			snprintf(path, sizeof(path), "%.*s%u%s", (int)(pp - file),
+				 file, np.pid, pp + 2);
+		else if (np.path[0])
 			snprintf(path, sizeof(path), "%s.%u", file, np.pid);
 		else
 			snprintf(path, sizeof(path), "%s", file);

@@ -7,6 +7,7 @@
 
 #include "allreduce.h"
 #include "common.h"
+#include "profiler.h"
 
 #define RRA_OP_ALLREDUCE 1
 
@@ -30,8 +31,12 @@ static int post_send(struct rdma_ctx *c, const struct ring *rg, int rank,
 		raddr = right->recv_addr + x.dst_off * sizeof(float);
 		rkey = right->recv_rkey;
 	}
-	return rdma_post_write_imm(c, buf_of(c, x.src) + x.src_off, x.len * sizeof(float),
-				   raddr, rkey, ring_imm(seq, s, k), ((uint64_t)s << 32) | k);
+	if (rdma_post_write_imm(c, buf_of(c, x.src) + x.src_off, x.len * sizeof(float),
+				raddr, rkey, ring_imm(seq, s, k), ((uint64_t)s << 32) | k))
+		return -1;
+	prof_wr_post(c->prof, (uint64_t)s * rg->K + k, ((uint64_t)s << 32) | k,
+		     c->qp_send->qp_num, x.len * sizeof(float));
+	return 0;
 }
 
 /*
@@ -76,6 +81,8 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 	int pending;
 
 	DTRACE_PROBE5(rdmatrace, coll_begin, RRA_OP_ALLREDUCE, bytes, rank, n, seq);
+	prof_coll_begin(c->prof, seq, rg->count, rright, rg->steps, rg->K,
+			(uint32_t)(rg->maxseg * sizeof(float) / rg->K));
 
 	/* Completions for us that the last collective polled early come first. */
 	pending = (int)c->nstash;
@@ -131,6 +138,7 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 				return -1;
 			}
 			if (wc[i].opcode == IBV_WC_RDMA_WRITE) {
+				prof_wr_done(c->prof, sends_done);
 				inflight--;
 				sends_done++;
 				st->send_cqes++;
@@ -173,6 +181,7 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 		}
 	}
 
+	prof_coll_end(c->prof);
 	DTRACE_PROBE5(rdmatrace, coll_end, RRA_OP_ALLREDUCE, bytes, rank, n, seq);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "launcher.h"
 #include "oob.h"
 #include "options.h"
+#include "profiler.h"
 #include "rdma.h"
 #include "report.h"
 #include "ring.h"
@@ -242,6 +243,7 @@ static int rank_main(struct options *o)
 			goto out;
 	if (oob_barrier(&s.oob))
 		goto out;
+	s.rd.prof = prof_open(s.rank, s.n, s.rd.devname);
 
 	if (s.rank == 0) {
 		printf("# " PROG ": %d ranks on %s port %d, %s %d, MTU %d, chunk %zu B, send depth %u, recv depth %u, iters %d, warmup %d, timeout %d s\n",
@@ -278,6 +280,7 @@ static int rank_main(struct options *o)
 		rc = RRA_EXIT_FAIL;
 out:
 	fflush(stdout);
+	prof_close(s.rd.prof);
 	oob_close(&s.oob);
 	rdma_close(&s.rd);
 	free(s.info);

@@ -54,6 +54,7 @@ struct rdma_ctx {
 	uint32_t nstash;
 	float *sendbuf, *recvbuf, *scratch;
 	size_t count, scratch_elems;
+	struct rra_prof *prof;	/* NCCL profiler plugin, NULL: none */
 };
 
 /*
