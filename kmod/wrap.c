@@ -214,45 +214,61 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 
 /*
  * Posts fire before the driver runs: the WR list is read only while the
- * caller still owns it.  Returns the number of WRs for *_ret.
+ * caller still owns it.  These call the original in between, so a wrapper
+ * whose tracepoints are off pays only their static branches.
  */
-static noinline u32 rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-				     const struct ib_send_wr *wr)
+static noinline int rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+				     const struct ib_send_wr *wr,
+				     const struct ib_send_wr **bad)
 {
+	const struct ib_send_wr *w = wr;
 	bool user = rdt_uobj(qp->uobject);
 	u32 i = 0;
+	int ret;
 
-	for (; wr; wr = wr->next, i++) {
+	for (; w; w = w->next, i++) {
 		struct rdt_ev_post_send ev = { .qpn = qp->qp_num, .index = i };
 
 		if (!trace_post_send_enabled())
 			continue;
-		rdt_enc_send_wr(&ev, wr, user);
+		rdt_enc_send_wr(&ev, w, user);
 		trace_post_send(rd->index, &ev);
 	}
-	return i;
+	ret = rd->orig.post_send(qp, wr, bad);
+	trace_post_send_ret(rd->index, qp->qp_num, 0, i, ret);
+	return ret;
 }
 
-static noinline u32 rdt_tp_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
-				     bool srq, bool user,
-				     const struct ib_recv_wr *wr)
+/* srq: NULL for a QP's receive queue. */
+static noinline int rdt_tp_post_recv(struct rdt_dev *rd, struct ib_qp *qp,
+				     struct ib_srq *srq,
+				     const struct ib_recv_wr *wr,
+				     const struct ib_recv_wr **bad)
 {
+	bool user = srq ? rdt_uobj(srq->uobject) : rdt_uobj(qp->uobject);
+	u32 srq_id = srq ? srq->res.id : 0;
+	u32 qpn = srq ? 0 : qp->qp_num;
+	const struct ib_recv_wr *w = wr;
 	u32 i = 0;
+	int ret;
 
-	for (; wr; wr = wr->next, i++) {
+	for (; w; w = w->next, i++) {
 		struct rdt_ev_post_recv ev = {
 			.qpn = qpn,
 			.srq_id = srq_id,
-			.srq = srq,
+			.srq = !!srq,
 			.index = i,
 		};
 
 		if (!trace_post_recv_enabled())
 			continue;
-		rdt_enc_recv_wr(&ev, wr, user);
+		rdt_enc_recv_wr(&ev, w, user);
 		trace_post_recv(rd->index, &ev);
 	}
-	return i;
+	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
+		    rd->orig.post_recv(qp, wr, bad);
+	trace_post_recv_ret(rd->index, qpn, srq_id, i, ret);
+	return ret;
 }
 
 static noinline void rdt_tp_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
@@ -296,12 +312,10 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
-		u32 nr = 0;
-
 		if (trace_post_send_enabled() || trace_post_send_ret_enabled())
-			nr = rdt_tp_post_send(rd, qp, wr);
-		ret = rd->orig.post_send(qp, wr, bad);
-		trace_post_send_ret(rd->index, qp->qp_num, 0, nr, ret);
+			ret = rdt_tp_post_send(rd, qp, wr, bad);
+		else
+			ret = rd->orig.post_send(qp, wr, bad);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
 	}
@@ -318,13 +332,10 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
-		u32 nr = 0;
-
 		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
-			nr = rdt_tp_post_recv(rd, qp->qp_num, 0, false,
-					      rdt_uobj(qp->uobject), wr);
-		ret = rd->orig.post_recv(qp, wr, bad);
-		trace_post_recv_ret(rd->index, qp->qp_num, 0, nr, ret);
+			ret = rdt_tp_post_recv(rd, qp, NULL, wr, bad);
+		else
+			ret = rd->orig.post_recv(qp, wr, bad);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_recv(rd, qp->qp_num, 0, false,
 					    rdt_uobj(qp->uobject), wr, bad,
@@ -343,13 +354,10 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 	int ret = -ENODEV;
 
 	if (rd) {
-		u32 nr = 0;
-
 		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
-			nr = rdt_tp_post_recv(rd, 0, srq->res.id, true,
-					      rdt_uobj(srq->uobject), wr);
-		ret = rd->orig.post_srq_recv(srq, wr, bad);
-		trace_post_recv_ret(rd->index, 0, srq->res.id, nr, ret);
+			ret = rdt_tp_post_recv(rd, NULL, srq, wr, bad);
+		else
+			ret = rd->orig.post_srq_recv(srq, wr, bad);
 		if (READ_ONCE(rdt_enabled))
 			rdt_trace_post_recv(rd, 0, srq->res.id, true,
 					    rdt_uobj(srq->uobject), wr, bad,
