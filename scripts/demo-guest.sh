@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest half of `make demo` (scripts/demo.sh boots the test-bed guest
 # and runs this as root): load rdmatrace, bring up rxe0, record every source
-# (kmod relay, BPF rxe/TCP, USDT marks of the ring binary) into OUTDIR/trace.rdt
-# while a 3-rank ring AllReduce and the kernel verbs workload run, then stop
+# (kmod relay, BPF rxe/TCP, USDT marks of the ring binary, the NCCL profiler
+# plugin the ring hosts) into OUTDIR/trace.rdt while a 3-rank ring AllReduce
+# and the kernel verbs workload run, then stop
 # the recorder cleanly.  OUTDIR is in the checkout, which the guest shares.
 #
 #   scripts/demo-guest.sh OUTDIR [rdma-ring-allreduce size options]
@@ -40,7 +41,11 @@ rdt-rdma-up rxe || die "rdt-rdma-up rxe"
 [ -n "${RXE_DEV:-}" ] || die "rdt-rdma-up wrote no RXE_DEV"
 ulimit -l unlimited || die "ulimit -l unlimited"
 
-say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp + USDT)"
+# The ring loads the NCCL profiler plugin as NCCL would; its rings live on
+# the guest's tmpfs (the shared checkout is no place for shared memory).
+export RDMATRACE_NCCL_DIR=/tmp/rdt-nccl
+mkdir -p "$RDMATRACE_NCCL_DIR" || die "cannot make $RDMATRACE_NCCL_DIR"
+say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp + USDT + NCCL plugin)"
 "$DUMP" -f --rxe --tcp --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
 	2>"$OUT/dump.err" &
 dpid=$!
@@ -57,7 +62,8 @@ grep -q '^rxe: attached' "$OUT/dump.err" || die "rxe BPF source not attached"
 sleep 0.5	# the relay reader's first poll
 
 say "ring AllReduce: $NRANKS ranks on $RXE_DEV (GID $RXE_GID), $*, and rdt_workload.ko"
-"$RRA" -N "$NRANKS" -d "$RXE_DEV" ${RXE_GID:+-g "$RXE_GID"} -v "$@" >"$OUT/ring.txt" 2>&1 &
+NCCL_PROFILER_PLUGIN=$B/lib/libnccl-profiler-rdmatrace.so \
+	"$RRA" -N "$NRANKS" -d "$RXE_DEV" ${RXE_GID:+-g "$RXE_GID"} -v "$@" >"$OUT/ring.txt" 2>&1 &
 rpid=$!
 # The kernel verbs workload (RC loopback from a module) alongside the ring.
 WL="count=128 size=1024"

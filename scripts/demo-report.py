@@ -280,6 +280,53 @@ def main():
     print(f"receive CQEs of a collective that landed before this rank's coll_begin "
           f"(early arrivals, attributed by order): {early_total}")
 
+    # ---- NCCL profiler plugin ------------------------------------------------
+    # The ring hosts NCCL's profiler ABI: its own account of each collective
+    # (Coll -> ProxyOp -> a ProxyStep per ring step -> a net-IB event per
+    # WR), joined here to what BPF saw of the same QPs (rxe_cqe).
+    print("\n== NCCL profiler plugin (hosted by the ring): WRs per send QP "
+          "against rxe completions")
+    np_rows = db.execute("SELECT count(*) FROM nccl_plugin_wrs").fetchone()[0]
+    if not np_rows:
+        print("no plugin records: MISMATCH")
+        bad += 1
+    for r in range(n):
+        q = ranks[r]["sq"]
+        nw = db.execute("SELECT count(*) FROM nccl_plugin_wrs WHERE qpn=?", (q,)).fetchone()[0]
+        nc = db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
+                        "AND opcode='RDMA_WRITE'", (q,)).fetchone()[0]
+        # each plugin WR to the rxe CQE of the same QP and wr_id between its
+        # post and the moment the ring polled it
+        nj = db.execute(
+            "SELECT count(*) FROM nccl_plugin_wrs w WHERE w.qpn=? AND EXISTS "
+            "(SELECT 1 FROM completions c WHERE c.via='rxe' AND c.qpn=w.qpn "
+            "AND c.wr_id=w.wr_id AND c.ts_ns BETWEEN w.post_ns AND w.done_ns)",
+            (q,)).fetchone()[0]
+        ok = nw == nc == nj and nw > 0
+        bad += not ok
+        print(f"rank {r} send QP {q}: plugin WRs {nw}, rxe CQEs {nc}, joined by "
+              f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
+    row = db.execute(
+        "SELECT host, pid, ev_id, func, seq, count, duration_ns, wrs, wr_bytes, "
+        "slowest_step_ns FROM nccl_plugin_colls ORDER BY wr_bytes DESC, start_ns "
+        "LIMIT 1").fetchone()
+    if row:
+        h, pid, cid, func, seq, count, dur, wrs, wb, slow = row
+        print(f"the largest collective as NCCL's profiler sees it (pid {pid}): {func} "
+              f"#{seq}, {count} floats, {us(dur)} us, {wrs} WRs, {wb} B, "
+              f"slowest step {us(slow)} us")
+        for (sid, step, sdur, swrs, sb, cqes) in db.execute(
+                "SELECT s.ev_id, json_extract(s.fields, '$.step'), s.duration_ns, "
+                "count(w.ev_id), sum(w.length), sum((SELECT count(*) FROM completions c "
+                "WHERE c.via='rxe' AND c.qpn=w.qpn AND c.wr_id=w.wr_id AND c.ts_ns "
+                "BETWEEN w.post_ns AND w.done_ns)) FROM nccl_plugin_spans s "
+                "JOIN nccl_plugin_spans op ON op.host=s.host AND op.pid=s.pid "
+                "AND op.ev_id=s.parent JOIN nccl_plugin_wrs w ON w.host=s.host "
+                "AND w.pid=s.pid AND w.step_id=s.ev_id WHERE s.type='np_proxy_step' "
+                "AND op.parent=? AND s.host=? AND s.pid=? GROUP BY s.ev_id "
+                "ORDER BY s.start_ns", (cid, h, pid)):
+            print(f"  step {step}: {us(sdur)} us, {swrs} WRs, {sb} B, rxe CQEs {cqes}")
+
     # ---- drops ---------------------------------------------------------------
     lost = db.execute("SELECT coalesce(sum(lost), 0) FROM drops WHERE cpu IS NULL").fetchone()[0]
     ev = db.execute("SELECT coalesce(sum(records), 0) FROM sources").fetchone()[0]

@@ -31,12 +31,12 @@ static int post_send(struct rdma_ctx *c, const struct ring *rg, int rank,
 		raddr = right->recv_addr + x.dst_off * sizeof(float);
 		rkey = right->recv_rkey;
 	}
-	if (rdma_post_write_imm(c, buf_of(c, x.src) + x.src_off, x.len * sizeof(float),
-				raddr, rkey, ring_imm(seq, s, k), ((uint64_t)s << 32) | k))
-		return -1;
+	/* Before the post, as NCCL's IB plugin does: on rxe the WR can
+	 * complete inside ibv_post_send's doorbell. */
 	prof_wr_post(c->prof, (uint64_t)s * rg->K + k, ((uint64_t)s << 32) | k,
 		     c->qp_send->qp_num, x.len * sizeof(float));
-	return 0;
+	return rdma_post_write_imm(c, buf_of(c, x.src) + x.src_off, x.len * sizeof(float),
+				   raddr, rkey, ring_imm(seq, s, k), ((uint64_t)s << 32) | k);
 }
 
 /*
