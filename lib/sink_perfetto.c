@@ -4,7 +4,9 @@
  * with a thread (track) per QP, a process per NCCL communicator with a
  * thread per rank, collectives as complete ("X") slices (NCCL calls) or
  * begin/end slices (USDT marks, a thread per rank process) and every
- * matched WR post -> completion as a flow.  Timestamps are microseconds
+ * matched WR post -> completion as a flow; the NCCL profiler plugin's
+ * events as slices on per-rank lanes of their communicator, with a flow
+ * from each collective to each of its work requests.  Timestamps are microseconds
  * relative to the first event so doubles keep nanosecond precision; the
  * absolute base is in otherData.
  */
