@@ -473,19 +473,22 @@ struct rdt_ev_coll_mark {
  * records and one RDT_EV_NP_STOP record, all with the same id.
  */
 
-/* NCCL's type bits (ntype below); state values are NCCL's v5 states. */
-#define RDT_NP_GROUP		(1u << 0)
-#define RDT_NP_COLL		(1u << 1)
-#define RDT_NP_P2P		(1u << 2)
-#define RDT_NP_PROXY_OP		(1u << 3)
-#define RDT_NP_PROXY_STEP	(1u << 4)
-#define RDT_NP_PROXY_CTRL	(1u << 5)
-#define RDT_NP_KERNEL_CH	(1u << 6)
-#define RDT_NP_NET_PLUGIN	(1u << 7)
-#define RDT_NP_GROUP_API	(1u << 8)
-#define RDT_NP_COLL_API		(1u << 9)
-#define RDT_NP_P2P_API		(1u << 10)
-#define RDT_NP_KERNEL_LAUNCH	(1u << 11)
+/*
+ * NCCL's type bits (ntype below), spelt out: BIT() is not for userspace.
+ * State values are NCCL's v5 states.
+ */
+#define RDT_NP_GROUP		0x001u
+#define RDT_NP_COLL		0x002u
+#define RDT_NP_P2P		0x004u
+#define RDT_NP_PROXY_OP		0x008u
+#define RDT_NP_PROXY_STEP	0x010u
+#define RDT_NP_PROXY_CTRL	0x020u
+#define RDT_NP_KERNEL_CH	0x040u
+#define RDT_NP_NET_PLUGIN	0x080u
+#define RDT_NP_GROUP_API	0x100u
+#define RDT_NP_COLL_API		0x200u
+#define RDT_NP_P2P_API		0x400u
+#define RDT_NP_KERNEL_LAUNCH	0x800u
 
 #define RDT_NP_STR		16	/* NCCL's names ("AllReduce", "Ring") */
 
