@@ -310,10 +310,20 @@ int rdt_debugfs_init(void)
 		       PTR_ERR(rdt_dir));
 		return PTR_ERR(rdt_dir);
 	}
-	for (i = 0; i < ARRAY_SIZE(rdt_attrs); i++)
-		debugfs_create_file(rdt_attrs[i].name, rdt_attrs[i].mode,
-				    rdt_dir, (void *)&rdt_attrs[i],
-				    &rdt_attr_fops);
+	/* Without every control file the tracer could not be driven. */
+	for (i = 0; i < ARRAY_SIZE(rdt_attrs); i++) {
+		struct dentry *d;
+
+		d = debugfs_create_file(rdt_attrs[i].name, rdt_attrs[i].mode,
+					rdt_dir, (void *)&rdt_attrs[i],
+					&rdt_attr_fops);
+		if (IS_ERR(d)) {
+			pr_err("cannot create debugfs file %s (%ld)\n",
+			       rdt_attrs[i].name, PTR_ERR(d));
+			debugfs_remove_recursive(rdt_dir);
+			return PTR_ERR(d);
+		}
+	}
 
 	t = rdt_trace_open(rdt_dir, rdt_param_subbuf_size,
 			   rdt_param_n_subbufs);

@@ -41,16 +41,18 @@ static struct ib_client rdt_client = {
 
 /*
  * Existing devices arrive here under devices_rwsem and clients_rwsem held
- * for write: take neither.  An error only leaves this device untraced.
+ * for write: take neither.  An error only leaves this device untraced: an
+ * error returned to ib_core would fail the device's registration (or this
+ * module's load), and a tracer must never take a device away.
  */
 static int rdt_client_add(struct ib_device *ibdev)
 {
 	struct rdt_dev *rd = rdt_dev_wrap(ibdev);
 
 	if (IS_ERR(rd)) {
-		pr_err("%s: not traced (%ld)\n", dev_name(&ibdev->dev),
-		       PTR_ERR(rd));
-		return PTR_ERR(rd);
+		pr_warn("%s: not traced: cannot wrap its ops (%ld)\n",
+			dev_name(&ibdev->dev), PTR_ERR(rd));
+		return 0;
 	}
 	ib_set_client_data(ibdev, &rdt_client, rd);
 	return 0;
@@ -79,23 +81,28 @@ static int __init rdt_init(void)
 	rdt_encode_init();
 	ret = rdt_debugfs_init();
 	if (ret)
-		return ret;
+		goto out;
 
 	WRITE_ONCE(rdt_enabled, rdt_param_enable);
 	ret = ib_register_client(&rdt_client);
 	if (ret) {
 		pr_err("ib_register_client failed (%d)\n", ret);
-		/* A device may have been wrapped before the failure. */
-		synchronize_rcu_tasks();
-		synchronize_srcu(&rdt_srcu);
-		synchronize_rcu_tasks();
-		rdt_dev_free_all();
-		rdt_debugfs_exit();
-		return ret;
+		goto out_debugfs;
 	}
 	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
 		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
 	return 0;
+
+out_debugfs:
+	/* A device may have been wrapped before the failure. */
+	synchronize_rcu_tasks();
+	synchronize_srcu(&rdt_srcu);
+	synchronize_rcu_tasks();
+	rdt_dev_free_all();
+	rdt_debugfs_exit();
+out:
+	pr_err("not loaded (%d)\n", ret);
+	return ret;
 }
 
 static void __exit rdt_exit(void)

@@ -28,7 +28,9 @@ fails=0
 declare -A res
 
 note() { echo "stress: $*"; }
-kv() { sed -n "s/^RESULT $1 .*\b$2=\([^ ]*\).*/\1/p" "$LOG/$1.log" 2>/dev/null | tail -1; }
+kv() { kvl "$1" "$1" "$2"; }
+# kvl TEST NAME KEY: KEY of "RESULT NAME ..." in TEST's log.
+kvl() { sed -n "s/^RESULT $2 .*\b$3=\([^ ]*\).*/\1/p" "$LOG/$1.log" 2>/dev/null | tail -1; }
 
 HOST=${RDT_STRESS_HOST:-1}
 # This run's table must not show an earlier run's host figures.
@@ -76,7 +78,7 @@ res[fuzz]=$fz
 # Guest tests, one guest at a time.  The timeout only catches a hang:
 # unload's 1000 cycles took 105 min on 2 idle TCG cores and twice that
 # with another guest beside it, past the 2 h this once allowed.
-ALL="unload churn reader overload control security"
+ALL="unload churn reader overload control security faults"
 for t in ${RDT_STRESS_ONLY:-$ALL}; do
 	note "$K: $t"
 	start=$(date +%s)
@@ -134,6 +136,20 @@ row() {
 		"$(kv control params) bad module parameters, $(kv control writes) bad writes, state unchanged"
 	row security "security ($K)" \
 		"non-root opened 0 of $(kv security files) files; $(kv security u64_fields) 64-bit fields in $(kv security records) records, $(kv security kernel_addresses) kernel addresses; no payload"
+	# One row per operation that had its allocations failed.
+	for op in load newlink buffer_size n_subbufs enable verbs; do
+		[ "${res[faults]:-not run}" = "not run" ] && break
+		case $op in
+		load) what="modprobe with rxe present: $(kvl faults faults_load_init refused_by_init) refused in rdmatrace's init" ;;
+		newlink) what="rdma link add while loaded" ;;
+		buffer_size|n_subbufs) what="$op change while disabled" ;;
+		enable) what="enable" ;;
+		verbs) what="first verbs of a traced workload (open, PD, MR, CQ, QP to RTS, send/recv, poll)" ;;
+		esac
+		row faults "fault injection: $op ($K)" \
+			"$what: $(kvl faults faults_$op sites) allocation sites, $(kvl faults faults_$op injected) failures injected (fail-nth), $(kvl faults faults_$op refused) refused cleanly, $(kvl faults faults_$op absorbed) absorbed; then normal operation"
+	done
+	[ "${res[faults]:-not run}" != "not run" ] || row faults "fault injection ($K)" "-"
 	row hostile "hostile input (host, ASan+UBSan)" \
 		"$(kv hostile cases) mutated files, crashes $(kv hostile crashes)" host
 	row fuzz "libFuzzer on the decoder (host)" \
