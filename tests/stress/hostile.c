@@ -194,9 +194,11 @@ int main(int argc, char **argv)
 	struct tally un = { .name = "unknown types" };
 	/* Just past each range's last type, the gaps, and out of range.
 	 * A type the ABI gains must leave this list (82 became
-	 * RDT_EV_DEVICE_STATE in ABI 1.1): checked here, not assumed. */
+	 * RDT_EV_DEVICE_STATE in ABI 1.1, 200 an NCCL plugin record in 1.3):
+	 * checked here, not assumed. */
 	static const uint16_t types[] = { 0, 4, 63, RDT_KMOD_TYPE_LAST + 1, 127,
-					  RDT_EV_COLL_MARK + 1, 191, 200, 255,
+					  RDT_EV_COLL_MARK + 1, 191, RDT_EV_NP_SKIP + 1,
+					  254, 255,
 					  1000, 0xffff };
 	for (size_t t = 0; t < sizeof(types) / sizeof(*types); t++)
 		if (rdt_type_name(types[t])) {
