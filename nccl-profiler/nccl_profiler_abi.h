@@ -84,7 +84,7 @@ typedef struct {
 	void *parentObj;
 	int rank;
 	union {
-		struct { bool graphCaptured; int groupDepth; } groupApi;
+		struct { int graphCaptured; int groupDepth; } groupApi;
 		struct {
 			const char *func;
 			size_t count;
@@ -131,14 +131,14 @@ typedef struct {
 	};
 } ncclProfilerEventDescr_v5_t;
 
+/* v4: the v5 coll and p2p without parentGroup (NCCL profiler_v4.h); the
+ * name and commHash that v3 had in them are gone (init has commHash). */
 typedef struct {
 	uint8_t type;
 	void *parentObj;
 	int rank;
 	union {
 		struct {
-			const char *name;
-			uint64_t commHash;
 			uint64_t seqNumber;
 			const char *func;
 			void const *sendBuff;
@@ -152,8 +152,6 @@ typedef struct {
 			const char *proto;
 		} coll;
 		struct {
-			const char *name;
-			uint64_t commHash;
 			const char *func;
 			void *buff;
 			const char *datatype;

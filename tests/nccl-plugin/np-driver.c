@@ -112,8 +112,6 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 		d4.rank = d->rank;
 		switch (d->type) {
 		case ncclProfileColl:
-			d4.coll.name = "c";
-			d4.coll.commHash = c->id;
 			d4.coll.seqNumber = d->coll.seqNumber;
 			d4.coll.func = d->coll.func;
 			d4.coll.sendBuff = d->coll.sendBuff;
@@ -127,8 +125,6 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 			d4.coll.proto = d->coll.proto;
 			break;
 		case ncclProfileP2p:
-			d4.p2p.name = "c";
-			d4.p2p.commHash = c->id;
 			d4.p2p.func = d->p2p.func;
 			d4.p2p.buff = d->p2p.buff;
 			d4.p2p.datatype = d->p2p.datatype;
