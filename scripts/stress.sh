@@ -140,8 +140,8 @@ row() {
 	for op in load newlink buffer_size n_subbufs enable verbs; do
 		[ "${res[faults]:-not run}" = "not run" ] && break
 		case $op in
-		load) what="modprobe with rxe present: $(kvl faults faults_load_init refused_by_init) refused in rdmatrace's init" ;;
-		newlink) what="rdma link add while loaded" ;;
+		load) what="modprobe with rxe present: $(kvl faults faults_load_init refused_by_init) refused in rdmatrace's init, $(kvl faults faults_load_init untraced) loaded with rxe said untraced" ;;
+		newlink) what="rdma link add while loaded: $(kvl faults faults_newlink_untraced untraced) devices added and said untraced" ;;
 		buffer_size|n_subbufs) what="$op change while disabled" ;;
 		enable) what="enable" ;;
 		verbs) what="first verbs of a traced workload (open, PD, MR, CQ, QP to RTS, send/recv, poll)" ;;
