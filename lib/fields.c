@@ -24,3 +24,23 @@ void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v, void *c)
 {
 #include "fields.inc"
 }
+
+/* The same members as rdt_fields() with rdt_json_fields writes, straight
+ * into a buffer: ,"key":123  ,"key":-1  ,"key":"0x1f"  ,"key":"text" */
+#undef U
+#undef I
+#undef X
+#undef S
+#undef SC
+void rdt_ob_fields(const union rdt_record *r, struct rdt_ob *o)
+{
+#define K(k) rdt_ob_put(o, ",\"" k "\":", sizeof(k) + 3)
+#define U(k, val) (K(k), rdt_ob_u(o, (uint64_t)(val)))
+#define I(k, val) (K(k), rdt_ob_i(o, (int64_t)(val)))
+#define X(k, val) (rdt_ob_put(o, ",\"" k "\":\"0x", sizeof(k) + 6), \
+		   rdt_ob_x(o, (uint64_t)(val)), rdt_ob_c(o, '"'))
+#define S(k, val) (K(k), rdt_ob_json_str(o, val, sizeof(val)))
+#define SC(k, val) (K(k), rdt_ob_json_str(o, val, 64))
+#include "fields.inc"
+#undef K
+}

@@ -3,7 +3,9 @@
 #ifndef RDT_INTERNAL_H
 #define RDT_INTERNAL_H
 
+#include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <rdmatrace/rdmatrace.h>
 
@@ -161,6 +163,112 @@ int rdt_meta_add_pid(char **meta, int pid);
 
 /* Tiny JSON writer: no library in Debian fits JSON Lines streaming well. */
 void rdt_json_str(FILE *f, const char *s, size_t maxlen);
+
+/*
+ * A JSON writer into a byte buffer, for the JSON and Perfetto sinks: the
+ * bytes fprintf made, without its format parsing (vfprintf and stdio's
+ * per-call locking were ~70 % of the Perfetto sink).  The buffer is the
+ * sink's 1 MiB s->iobuf where it has one (its own regular file; the FILE
+ * then goes unbuffered), else a small one of its own handed to stdio at
+ * the end of each event, so a live reader's output reaches its file as
+ * soon as it did.  Every append first makes room for what it may write.
+ */
+struct rdt_ob {
+	char	*buf;
+	size_t	len, cap;
+	FILE	*f;
+	bool	own;	/* buf is ours: malloc'd, flushed after each event */
+	bool	err;	/* a write failed */
+};
+
+#define RDT_OB_OWN	(64 << 10)
+#define RDT_OB_MAX	512	/* the most one rdt_ob_room() may ask for */
+
+int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s);
+void rdt_ob_free(struct rdt_ob *o);
+/* Hand what is buffered to the FILE (not fflush): -EIO on a write error. */
+int rdt_ob_flush(struct rdt_ob *o);
+
+/* After each event: 0, or -EIO once a write failed. */
+static inline int rdt_ob_end(struct rdt_ob *o)
+{
+	if (o->own)
+		return rdt_ob_flush(o);
+	return o->err ? -EIO : 0;
+}
+
+static inline char *rdt_ob_room(struct rdt_ob *o, size_t n)
+{
+	if (o->cap - o->len < n)
+		rdt_ob_flush(o);
+	return o->buf + o->len;
+}
+
+static inline void rdt_ob_put(struct rdt_ob *o, const char *s, size_t n)
+{
+	if (n > RDT_OB_MAX) {
+		rdt_ob_flush(o);
+		fwrite(s, 1, n, o->f);
+		return;
+	}
+	memcpy(rdt_ob_room(o, n), s, n);
+	o->len += n;
+}
+
+/* A string literal. */
+#define rdt_ob_lit(o, lit) rdt_ob_put(o, lit, sizeof(lit) - 1)
+
+static inline void rdt_ob_str(struct rdt_ob *o, const char *s)
+{
+	rdt_ob_put(o, s, strlen(s));
+}
+
+static inline void rdt_ob_c(struct rdt_ob *o, char c)
+{
+	*rdt_ob_room(o, 1) = c;
+	o->len++;
+}
+
+/* "%" PRIu64, "%" PRId64, "%" PRIx64 */
+static inline void rdt_ob_u(struct rdt_ob *o, uint64_t v)
+{
+	char t[20], *e = t + sizeof(t), *p = e;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	rdt_ob_put(o, p, (size_t)(e - p));
+}
+
+static inline void rdt_ob_i(struct rdt_ob *o, int64_t v)
+{
+	if (v < 0) {
+		rdt_ob_c(o, '-');
+		rdt_ob_u(o, -(uint64_t)v);
+	} else {
+		rdt_ob_u(o, (uint64_t)v);
+	}
+}
+
+static inline void rdt_ob_x(struct rdt_ob *o, uint64_t v)
+{
+	char t[16], *e = t + sizeof(t), *p = e;
+
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	rdt_ob_put(o, p, (size_t)(e - p));
+}
+
+/* printf into the buffer, for the rare records and the ends of a file. */
+void rdt_ob_printf(struct rdt_ob *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* rdt_json_str() into the buffer. */
+void rdt_ob_json_str(struct rdt_ob *o, const char *s, size_t maxlen);
+/* rdt_fields(r, &rdt_json_fields, f), into the buffer. */
+void rdt_ob_fields(const union rdt_record *r, struct rdt_ob *o);
 
 /* Typed fields of a record, for the text and JSON sinks. */
 struct rdt_fieldv {

@@ -2,6 +2,7 @@
 /* JSON Lines: one object per event, a summary object last. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "internal.h"
 
@@ -9,28 +10,53 @@
 static int json_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	const struct rdt_hdr *h = &ev->rec.hdr;
+	struct rdt_ob *o = s->priv;
+	const char *type = rdt_type_name(h->type);
 
 	if (h->type == RDT_EV_SUBBUF)
 		return 0;
-	fprintf(s->f, "{\"ts_ns\":%" PRIu64 ",\"raw_ts_ns\":%" PRIu64
-		",\"src\":%u,\"host\":%u,\"source\":\"%s\",\"type\":\"%s\""
-		",\"cpu\":%" PRId64 ",\"pid\":%u,\"tid\":%u,\"comm\":",
-		ev->ts, (uint64_t)h->ts_ns, ev->src, ev->host,
-		rdt_source_name(h->source), rdt_type_name(h->type),
-		h->cpu == UINT32_MAX ? (int64_t)-1 : (int64_t)h->cpu, h->pid, h->tid);
-	rdt_json_str(s->f, ev->comm ? ev->comm : "", RDT_COMM_LEN);
-	fprintf(s->f, ",\"dev\":%" PRId64 ",\"devname\":",
-		h->dev == RDT_NO_DEV ? (int64_t)-1 : (int64_t)h->dev);
-	rdt_json_str(s->f, ev->devname ? ev->devname : "", RDT_NAME_LEN);
+	/* {"ts_ns":%llu,"raw_ts_ns":%llu,"src":%u,"host":%u,"source":"%s",
+	 * "type":"%s","cpu":%lld,"pid":%u,"tid":%u,"comm": */
+	rdt_ob_lit(o, "{\"ts_ns\":");
+	rdt_ob_u(o, ev->ts);
+	rdt_ob_lit(o, ",\"raw_ts_ns\":");
+	rdt_ob_u(o, h->ts_ns);
+	rdt_ob_lit(o, ",\"src\":");
+	rdt_ob_u(o, ev->src);
+	rdt_ob_lit(o, ",\"host\":");
+	rdt_ob_u(o, ev->host);
+	rdt_ob_lit(o, ",\"source\":\"");
+	rdt_ob_str(o, rdt_source_name(h->source));
+	rdt_ob_lit(o, "\",\"type\":\"");
+	rdt_ob_str(o, type ? type : "(null)");
+	rdt_ob_lit(o, "\",\"cpu\":");
+	rdt_ob_i(o, h->cpu == UINT32_MAX ? (int64_t)-1 : (int64_t)h->cpu);
+	rdt_ob_lit(o, ",\"pid\":");
+	rdt_ob_u(o, h->pid);
+	rdt_ob_lit(o, ",\"tid\":");
+	rdt_ob_u(o, h->tid);
+	rdt_ob_lit(o, ",\"comm\":");
+	rdt_ob_json_str(o, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	rdt_ob_lit(o, ",\"dev\":");
+	rdt_ob_i(o, h->dev == RDT_NO_DEV ? (int64_t)-1 : (int64_t)h->dev);
+	rdt_ob_lit(o, ",\"devname\":");
+	rdt_ob_json_str(o, ev->devname ? ev->devname : "", RDT_NAME_LEN);
 	if (ev->flags & RDT_EVF_DERIVED)
-		fprintf(s->f, ",\"derived\":true");
-	rdt_fields(&ev->rec, &rdt_json_fields, s->f);
-	fputs("}\n", s->f);
-	return ferror(s->f) ? -EIO : 0;
+		rdt_ob_lit(o, ",\"derived\":true");
+	rdt_ob_fields(&ev->rec, o);
+	rdt_ob_lit(o, "}\n");
+	return rdt_ob_end(o);
 }
 
 static int json_close(struct rdt_sink *s, struct rdt_reader *r)
 {
+	struct rdt_ob *o = s->priv;
+	int ret = rdt_ob_flush(o);
+
+	/* The summary by stdio, after the buffer. */
+	rdt_ob_free(o);
+	free(o);
+	s->priv = NULL;
 	fprintf(s->f, "{\"type\":\"summary\",\"time_base\":\"%s\",\"sources\":[",
 		rdt_reader_time_base(r) == RDT_TIME_REALTIME ? "realtime" : "monotonic");
 	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {
@@ -70,13 +96,20 @@ static int json_close(struct rdt_sink *s, struct rdt_reader *r)
 	}
 	fprintf(s->f, "],\"lost\":%" PRIu64 ",\"unknown\":%" PRIu64 "}\n",
 		rdt_reader_lost(r), rdt_reader_unknown(r));
-	return 0;
+	return ret;
 }
 
 static const struct rdt_sink_ops json_ops = { json_write, json_close };
 
 int rdt_sink_json_init(struct rdt_sink *s)
 {
+	struct rdt_ob *o = calloc(1, sizeof(*o));
+
+	if (!o || rdt_ob_init(o, s) < 0) {
+		free(o);
+		return -ENOMEM;
+	}
 	s->ops = &json_ops;
+	s->priv = o;
 	return 0;
 }

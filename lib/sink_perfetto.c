@@ -43,6 +43,8 @@ struct pf {
 	uint64_t *comms;	/* comm_hash per NCCL process index */
 	size_t ncomms;
 	const char *sep;
+	size_t seplen;
+	struct rdt_ob o;	/* everything goes out through it */
 };
 
 static bool seen(struct pf *p, uint64_t key)
@@ -63,27 +65,45 @@ static bool seen(struct pf *p, uint64_t key)
 	return false;
 }
 
-static void ts(FILE *f, uint64_t ns)
+/* "%" PRIu64 ".%03" PRIu64 of ns / 1000, ns % 1000 */
+static void ts(struct rdt_ob *o, uint64_t ns)
 {
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	unsigned int f = (unsigned int)(ns % 1000);
+	char *p;
+
+	rdt_ob_u(o, ns / 1000);
+	p = rdt_ob_room(o, 4);
+	p[0] = '.';
+	p[1] = (char)('0' + f / 100);
+	p[2] = (char)('0' + f / 10 % 10);
+	p[3] = (char)('0' + f % 10);
+	o->len += 4;
 }
 
-static void begin(struct rdt_sink *s)
+static struct rdt_ob *begin(struct rdt_sink *s)
 {
 	struct pf *p = s->priv;
 
-	fprintf(s->f, "%s", p->sep);
+	rdt_ob_put(&p->o, p->sep, p->seplen);
 	p->sep = ",\n";
+	p->seplen = 2;
+	return &p->o;
 }
 
 static void meta(struct rdt_sink *s, uint32_t pid, uint32_t tid,
 		 const char *what, const char *name)
 {
-	begin(s);
-	fprintf(s->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,"
-		"\"args\":{\"name\":", what, pid, tid);
-	rdt_json_str(s->f, name, 128);
-	fprintf(s->f, "}}");
+	struct rdt_ob *o = begin(s);
+
+	rdt_ob_lit(o, "{\"ph\":\"M\",\"name\":\"");
+	rdt_ob_str(o, what);
+	rdt_ob_lit(o, "\",\"pid\":");
+	rdt_ob_u(o, pid);
+	rdt_ob_lit(o, ",\"tid\":");
+	rdt_ob_u(o, tid);
+	rdt_ob_lit(o, ",\"args\":{\"name\":");
+	rdt_ob_json_str(o, name, 128);
+	rdt_ob_lit(o, "}}");
 }
 
 static void track(struct rdt_sink *s, uint32_t pid, uint32_t tid,
@@ -150,39 +170,67 @@ static uint32_t nccl_track(struct rdt_sink *s, uint64_t hash, int rank,
 	return NCCL_PID_BASE + (uint32_t)i;
 }
 
-static void args(struct rdt_sink *s, const struct rdt_event *ev)
+static void args(struct rdt_ob *o, const struct rdt_event *ev)
 {
-	fprintf(s->f, ",\"args\":{\"pid\":%u", ev->rec.hdr.pid);
-	rdt_json_fields.s(s->f, "comm", ev->comm ? ev->comm : "", RDT_COMM_LEN);
-	rdt_fields(&ev->rec, &rdt_json_fields, s->f);
-	fputc('}', s->f);
+	rdt_ob_lit(o, ",\"args\":{\"pid\":");
+	rdt_ob_u(o, ev->rec.hdr.pid);
+	rdt_ob_lit(o, ",\"comm\":");
+	rdt_ob_json_str(o, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	rdt_ob_fields(&ev->rec, o);
+	rdt_ob_c(o, '}');
+}
+
+/* ,"cat":"<type>","pid":P,"tid":T,"ts": */
+static void cat_pid_tid(struct rdt_ob *o, unsigned int type, uint32_t pid,
+			uint32_t tid)
+{
+	const char *name = rdt_type_name(type);
+
+	rdt_ob_lit(o, ",\"cat\":\"");
+	rdt_ob_str(o, name ? name : "(null)");
+	rdt_ob_lit(o, "\",\"pid\":");
+	rdt_ob_u(o, pid);
+	rdt_ob_lit(o, ",\"tid\":");
+	rdt_ob_u(o, tid);
+	rdt_ob_lit(o, ",\"ts\":");
 }
 
 /* 1 ns slices: flows bind to an enclosing slice, instants have none. */
 static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 		  uint32_t tid, const char *name, uint64_t dur_ns)
 {
-	begin(s);
-	fprintf(s->f, "{\"ph\":\"X\",\"name\":");
-	rdt_json_str(s->f, name, 128);
-	fprintf(s->f, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		rdt_type_name(ev->rec.hdr.type), pid, tid);
-	ts(s->f, ev->ts - s->first_ts);
-	fprintf(s->f, ",\"dur\":");
-	ts(s->f, dur_ns ? dur_ns : 1);
-	args(s, ev);
-	fputc('}', s->f);
+	struct rdt_ob *o = begin(s);
+
+	rdt_ob_lit(o, "{\"ph\":\"X\",\"name\":");
+	rdt_ob_json_str(o, name, 128);
+	cat_pid_tid(o, ev->rec.hdr.type, pid, tid);
+	ts(o, ev->ts - s->first_ts);
+	rdt_ob_lit(o, ",\"dur\":");
+	ts(o, dur_ns ? dur_ns : 1);
+	args(o, ev);
+	rdt_ob_c(o, '}');
 }
 
 static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 		 uint32_t tid, uint64_t id, bool start)
 {
-	begin(s);
-	fprintf(s->f, "{\"ph\":\"%s\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":%"
-		PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", start ? "s" : "f", id,
-		pid, tid);
-	ts(s->f, ev->ts - s->first_ts);
-	fprintf(s->f, "%s}", start ? "" : ",\"bp\":\"e\"");
+	struct rdt_ob *o = begin(s);
+
+	if (start)
+		rdt_ob_lit(o, "{\"ph\":\"s\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
+	else
+		rdt_ob_lit(o, "{\"ph\":\"f\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
+	rdt_ob_u(o, id);
+	rdt_ob_lit(o, ",\"pid\":");
+	rdt_ob_u(o, pid);
+	rdt_ob_lit(o, ",\"tid\":");
+	rdt_ob_u(o, tid);
+	rdt_ob_lit(o, ",\"ts\":");
+	ts(o, ev->ts - s->first_ts);
+	if (start)
+		rdt_ob_c(o, '}');
+	else
+		rdt_ob_lit(o, ",\"bp\":\"e\"}");
 }
 
 /*
@@ -196,28 +244,29 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
 	uint32_t tid = ev->rec.hdr.pid;
 	char tn[64], name[80];
+	struct rdt_ob *o;
 
 	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
 		 tid);
 	track(s, COLL_PID, tid, "collectives (USDT marks)", tn);
-	begin(s);
+	o = begin(s);
 	if (m->phase) {
-		fprintf(s->f, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		rdt_ob_printf(o, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
 			COLL_PID, tid);
-		ts(s->f, ev->ts - s->first_ts);
-		fputc('}', s->f);
+		ts(o, ev->ts - s->first_ts);
+		rdt_ob_c(o, '}');
 		return;
 	}
 	snprintf(name, sizeof(name), "%s %" PRIu64 " B #%" PRIu64,
 		 m->op == 1 ? "allreduce" : "collective", (uint64_t)m->bytes,
 		 (uint64_t)m->seq);
-	fprintf(s->f, "{\"ph\":\"B\",\"name\":");
-	rdt_json_str(s->f, name, sizeof(name));
-	fprintf(s->f, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
+	rdt_ob_printf(o, "{\"ph\":\"B\",\"name\":");
+	rdt_ob_json_str(o, name, sizeof(name));
+	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
 		"\"ts\":", COLL_PID, tid);
-	ts(s->f, ev->ts - s->first_ts);
-	args(s, ev);
-	fputc('}', s->f);
+	ts(o, ev->ts - s->first_ts);
+	args(o, ev);
+	rdt_ob_c(o, '}');
 }
 
 /* ---- NCCL profiler plugin: nested slices per rank, flows coll -> WR ---- */
@@ -403,6 +452,7 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	struct np_open *c;
 	uint32_t pid, tid, lane;
 	char tn[64], name[96];
+	struct rdt_ob *o;
 
 	if (!e)
 		return;
@@ -413,20 +463,20 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 				st->rec.np_stop.ids.rank % 4096) * 256 + lane;
 	track(s, pid, tid, "", tn);
 	np_slice_name(&st->rec, name, sizeof(name));
-	begin(s);
-	fprintf(s->f, "{\"ph\":\"X\",\"name\":");
-	rdt_json_str(s->f, name, sizeof(name));
-	fprintf(s->f, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
+	o = begin(s);
+	rdt_ob_printf(o, "{\"ph\":\"X\",\"name\":");
+	rdt_ob_json_str(o, name, sizeof(name));
+	rdt_ob_printf(o, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
 		rdt_type_name(st->rec.hdr.type), pid, tid);
-	ts(s->f, st->ts - s->first_ts);
-	fprintf(s->f, ",\"dur\":");
-	ts(s->f, ev->ts > st->ts ? ev->ts - st->ts : 1);
-	fprintf(s->f, ",\"args\":{\"pid\":%u", st->rec.hdr.pid);
+	ts(o, st->ts - s->first_ts);
+	rdt_ob_printf(o, ",\"dur\":");
+	ts(o, ev->ts > st->ts ? ev->ts - st->ts : 1);
+	rdt_ob_printf(o, ",\"args\":{\"pid\":%u", st->rec.hdr.pid);
 	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
-		fprintf(s->f, ",\"gpu_ns\":%" PRIu64,
+		rdt_ob_printf(o, ",\"gpu_ns\":%" PRIu64,
 			(uint64_t)(e->gpu_stop - st->rec.np_kernel_ch.gpu_start));
-	rdt_fields(&st->rec, &rdt_json_fields, s->f);
-	fputs("}}", s->f);
+	rdt_ob_fields(&st->rec, o);
+	rdt_ob_lit(o, "}}");
 	c = e->coll && st->rec.hdr.type == RDT_EV_NP_NET_IB ?
 	    np_find(p, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
 	if (c) {
@@ -434,17 +484,17 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 				0 : c->start.rec.np_stop.ids.rank % 4096) * 256 + 1;
 
 		begin(s);
-		fprintf(s->f, "{\"ph\":\"s\",\"name\":\"coll->wr\",\"cat\":"
+		rdt_ob_printf(o, "{\"ph\":\"s\",\"name\":\"coll->wr\",\"cat\":"
 			"\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,\"tid\":%u,"
 			"\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, ctid);
-		ts(s->f, c->start.ts - s->first_ts);
-		fputs("}", s->f);
+		ts(o, c->start.ts - s->first_ts);
+		rdt_ob_c(o, '}');
 		begin(s);
-		fprintf(s->f, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"coll->wr\","
+		rdt_ob_printf(o, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"coll->wr\","
 			"\"cat\":\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,"
 			"\"tid\":%u,\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, tid);
-		ts(s->f, st->ts - s->first_ts);
-		fputs("}", s->f);
+		ts(o, st->ts - s->first_ts);
+		rdt_ob_c(o, '}');
 	}
 	np_del(p, e);
 }
@@ -471,9 +521,10 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 	np_start(s, ev);
 }
 
-static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
+static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct pf *p = s->priv;
+	struct rdt_ob *o = &p->o;
 	const union rdt_record *r = &ev->rec;
 	uint64_t post_ts = 0, id;
 	uint32_t qpn = 0, pid, tid;
@@ -483,35 +534,35 @@ static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
 	switch (r->hdr.type) {
 	case RDT_EV_SUBBUF:
 	case RDT_EV_COMM:
-		return 0;
+		return;
 	case RDT_EV_LOST:
 		begin(s);
-		fprintf(s->f, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"LOST %" PRIu64
+		rdt_ob_printf(o, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"LOST %" PRIu64
 			" events\",\"pid\":%u,\"tid\":0,\"ts\":", (uint64_t)r->lost.count,
 			MISC_PID);
-		ts(s->f, ev->ts - s->first_ts);
-		args(s, ev);
-		fputc('}', s->f);
-		return 0;
+		ts(o, ev->ts - s->first_ts);
+		args(o, ev);
+		rdt_ob_c(o, '}');
+		return;
 	case RDT_EV_NCCL_CALL:
 		pid = nccl_track(s, r->nccl_call.comm_hash, r->nccl_call.rank, &tid);
 		slice(s, ev, pid, tid, rdt_nccl_fn_name(r->nccl_call.fn),
 		      r->nccl_call.duration_ns);
-		return 0;
+		return;
 	case RDT_EV_NCCL_COMM:
 		pid = nccl_track(s, r->nccl_comm.comm_hash, r->nccl_comm.rank, &tid);
 		slice(s, ev, pid, tid, "comm init", 0);
-		return 0;
+		return;
 	case RDT_EV_TCP_RETRANSMIT:
 		track(s, MISC_PID, 1, "host events", "tcp retransmits");
 		slice(s, ev, MISC_PID, 1, "tcp_retransmit", 0);
-		return 0;
+		return;
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
-		return ferror(s->f) ? -EIO : 0;
+		return;
 	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
 		np_event(s, ev);
-		return ferror(s->f) ? -EIO : 0;
+		return;
 	}
 	has_qpn = rdt_record_qpn(r, &qpn);
 	pid = dev_track(s, ev, qpn, has_qpn, &tid);
@@ -534,14 +585,23 @@ static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
 	if (id)
 		flow(s, ev, pid, tid, id, r->hdr.type == RDT_EV_POST_SEND ||
 		     r->hdr.type == RDT_EV_POST_RECV);
-	return ferror(s->f) ? -EIO : 0;
+}
+
+static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	struct pf *p = s->priv;
+
+	pf_event(s, ev);
+	return rdt_ob_end(&p->o);
 }
 
 static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 {
 	struct pf *p = s->priv;
+	struct rdt_ob *o = &p->o;
+	int ret;
 
-	fprintf(s->f, "\n],\"otherData\":{\"generator\":\"rdmatrace %s\","
+	rdt_ob_printf(o, "\n],\"otherData\":{\"generator\":\"rdmatrace %s\","
 		"\"ts_base_ns\":\"%" PRIu64 "\",\"time_base\":\"%s\","
 		"\"nccl_times\":\"enqueue (uretprobe), not GPU execution\","
 		"\"lost\":\"%" PRIu64 "\",\"unknown\":\"%" PRIu64 "\"",
@@ -554,21 +614,23 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 
 		rdt_reader_source_stats(r, i, &st);
 		snprintf(key, sizeof(key), "source%u", i);
-		fprintf(s->f, ",\"%s\":", key);
-		rdt_json_str(s->f, st.name, 4096);
-		fprintf(s->f, ",\"%s_lost\":\"%" PRIu64 "\"", key, st.lost);
+		rdt_ob_printf(o, ",\"%s\":", key);
+		rdt_ob_json_str(o, st.name, 4096);
+		rdt_ob_printf(o, ",\"%s_lost\":\"%" PRIu64 "\"", key, st.lost);
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])
-				fprintf(s->f, ",\"%s_cpu%u_lost\":\"%" PRIu64 "\"",
+				rdt_ob_printf(o, ",\"%s_cpu%u_lost\":\"%" PRIu64 "\"",
 					key, c, st.lost_cpu[c]);
 	}
-	fprintf(s->f, "}}\n");
+	rdt_ob_printf(o, "}}\n");
+	ret = rdt_ob_flush(o);
+	rdt_ob_free(o);
 	rdt_wrmatch_free(p->m);
 	free(p->np);
 	free(p->seen);
 	free(p->comms);
 	free(p);
-	return 0;
+	return ret;
 }
 
 static const struct rdt_sink_ops pf_ops = { pf_write, pf_close };
@@ -577,14 +639,17 @@ int rdt_sink_perfetto_init(struct rdt_sink *s)
 {
 	struct pf *p = calloc(1, sizeof(*p));
 
-	if (!p || !(p->m = rdt_wrmatch_new())) {
+	if (!p || !(p->m = rdt_wrmatch_new()) || rdt_ob_init(&p->o, s) < 0) {
+		if (p)
+			rdt_wrmatch_free(p->m);
 		free(p);
 		return -ENOMEM;
 	}
 	p->sep = "\n";
+	p->seplen = 1;
 	s->priv = p;
 	s->ops = &pf_ops;
-	fprintf(s->f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	rdt_ob_lit(&p->o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	meta(s, MISC_PID, 0, "process_name", "rdmatrace");
-	return 0;
+	return rdt_ob_end(&p->o);
 }
