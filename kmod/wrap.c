@@ -75,83 +75,198 @@ static bool rdt_uobj(const void *uobject)
  * The data path encodes each record straight into its relay slot.  These
  * run only while tracing (the wrappers test rdt_enabled first), out of
  * line, so the wrappers' own frames stay small when it is off.
+ *
+ * A post's WRs are read before the driver runs, never after: once the
+ * driver has the WRs a completion may run (inline on rxe loopback, or in
+ * an interrupt on another CPU) and its ULP free them (iSER's tx_desc
+ * holds its WR).  What the call returned is known only afterwards, so a
+ * failed post is told by one RDT_EV_POST_FAIL after its WRs' records; the
+ * WRs from *bad on were not posted, the caller still owns them and they
+ * alone may be read then.
  */
-static noinline void rdt_trace_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-					 const struct ib_send_wr *wr,
-					 const struct ib_send_wr **bad,
-					 int ret, u64 ts)
+static void rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+			      const struct ib_send_wr *wr, u16 index,
+			      bool user, u64 ts)
 {
-	const struct ib_send_wr *badwr = ret && bad ? *bad : NULL;
-	bool user = rdt_uobj(qp->uobject);
-	bool isbad = false;
+	struct rdt_ev_post_send *ev;
 	struct rdt_slot s;
-	u16 i = 0;
 
-	if (!wr) {
-		struct rdt_ev_post_send_db *ev;
-
-		if (!rdt_want(RDT_EV_POST_SEND_DB))
-			return;
-		ev = rdt_reserve(&s, RDT_EV_POST_SEND_DB, sizeof(*ev),
-				 rd->index, ts);
-		if (!ev)
-			return;
-		ev->qpn = qp->qp_num;
-		ev->ret = ret;
-		rdt_commit(&s);
-		return;
-	}
-	if (!rdt_want(RDT_EV_POST_SEND))
-		return;
-	for (; wr; wr = wr->next, i++) {
-		struct rdt_ev_post_send *ev;
-
-		isbad |= wr == badwr;
-		ev = rdt_reserve(&s, RDT_EV_POST_SEND, sizeof(*ev), rd->index,
-				 ts);
-		if (!ev)
-			continue;	/* every refused WR is a counted drop */
-		rdt_clear_body(ev, sizeof(*ev));
-		rdt_enc_send_wr(ev, wr, user);
-		ev->qpn = qp->qp_num;
-		ev->ret = ret;
-		ev->bad = isbad;
-		ev->index = i;
-		rdt_commit(&s);
-	}
+	ev = rdt_reserve(&s, RDT_EV_POST_SEND, sizeof(*ev), rd->index, ts);
+	if (!ev)
+		return;		/* every refused WR is a counted drop */
+	rdt_clear_body(ev, sizeof(*ev));
+	rdt_enc_send_wr(ev, wr, user);
+	ev->qpn = qp->qp_num;
+	ev->index = index;
+	rdt_commit(&s);
 }
 
-static noinline void rdt_trace_post_recv(struct rdt_dev *rd, u32 qpn,
-					 u32 srq_id, bool srq, bool user,
-					 const struct ib_recv_wr *wr,
-					 const struct ib_recv_wr **bad,
-					 int ret, u64 ts)
+static void rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
+			      bool srq, const struct ib_recv_wr *wr,
+			      u16 index, bool user, u64 ts)
 {
-	const struct ib_recv_wr *badwr = ret && bad ? *bad : NULL;
-	bool isbad = false;
+	struct rdt_ev_post_recv *ev;
 	struct rdt_slot s;
-	u16 i = 0;
 
-	if (!rdt_want(RDT_EV_POST_RECV))
+	ev = rdt_reserve(&s, RDT_EV_POST_RECV, sizeof(*ev), rd->index, ts);
+	if (!ev)
 		return;
-	for (; wr; wr = wr->next, i++) {
-		struct rdt_ev_post_recv *ev;
+	rdt_clear_body(ev, sizeof(*ev));
+	rdt_enc_recv_wr(ev, wr, user);
+	ev->qpn = qpn;
+	ev->srq_id = srq_id;
+	ev->srq = srq;
+	ev->index = index;
+	rdt_commit(&s);
+}
 
-		isbad |= wr == badwr;
-		ev = rdt_reserve(&s, RDT_EV_POST_RECV, sizeof(*ev), rd->index,
-				 ts);
-		if (!ev)
-			continue;
-		rdt_clear_body(ev, sizeof(*ev));
-		rdt_enc_recv_wr(ev, wr, user);
-		ev->qpn = qpn;
-		ev->srq_id = srq_id;
-		ev->srq = srq;
-		ev->ret = ret;
-		ev->bad = isbad;
-		ev->index = i;
-		rdt_commit(&s);
+/*
+ * A post of n WRs failed; the last tail of them, from *bad_wr on, were not
+ * posted (bad_known: the driver set *bad_wr).
+ */
+static noinline void rdt_rec_post_fail(struct rdt_dev *rd, u16 type, u32 qpn,
+				       u32 srq_id, bool srq, u32 n,
+				       u32 tail, bool bad_known, int ret)
+{
+	struct rdt_ev_post_fail *ev;
+	struct rdt_slot s;
+
+	if (!rdt_want(RDT_EV_POST_FAIL))
+		return;
+	ev = rdt_reserve(&s, RDT_EV_POST_FAIL, sizeof(*ev), rd->index,
+			 ktime_get_ns());
+	if (!ev)
+		return;
+	ev->qpn = qpn;
+	ev->srq_id = srq_id;
+	ev->ret = ret;
+	ev->post_type = type;
+	ev->nr_wr = min_t(u32, n, U16_MAX);
+	ev->bad_index = bad_known && tail <= n && n - tail < U16_MAX ?
+			n - tail : RDT_BAD_INDEX_UNKNOWN;
+	ev->srq = srq;
+	ev->pad0 = 0;
+	ev->pad1 = 0;
+	rdt_commit(&s);
+}
+
+/* WRs from the first one not posted to the end: the caller's, unposted. */
+static u32 rdt_send_tail(const struct ib_send_wr *bad, u32 max)
+{
+	u32 n = 0;
+
+	for (; bad && n <= max; bad = bad->next)
+		n++;
+	return n;
+}
+
+static u32 rdt_recv_tail(const struct ib_recv_wr *bad, u32 max)
+{
+	u32 n = 0;
+
+	for (; bad && n <= max; bad = bad->next)
+		n++;
+	return n;
+}
+
+static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
+				 int ret, u64 ts)
+{
+	struct rdt_ev_post_send_db *ev;
+	struct rdt_slot s;
+
+	if (!rdt_want(RDT_EV_POST_SEND_DB))
+		return;
+	ev = rdt_reserve(&s, RDT_EV_POST_SEND_DB, sizeof(*ev), rd->index, ts);
+	if (!ev)
+		return;
+	ev->qpn = qp->qp_num;
+	ev->ret = ret;
+	rdt_commit(&s);
+}
+
+/*
+ * A post_send while the relay trace or a post tracepoint is on: every WR
+ * recorded, then the driver, then the result.  A NULL list (a uverbs
+ * doorbell) has nothing to read: its one record carries ret.
+ */
+static noinline int rdt_traced_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+					 const struct ib_send_wr *wr,
+					 const struct ib_send_wr **bad)
+{
+	bool relay = READ_ONCE(rdt_enabled);
+	bool want = relay && rdt_want(RDT_EV_POST_SEND);
+	bool user = rdt_uobj(qp->uobject);
+	u64 ts = relay ? ktime_get_ns() : 0;
+	const struct ib_send_wr *w;
+	u32 n = 0;
+	int ret;
+
+	for (w = wr; w; w = w->next, n++) {
+		if (want)
+			rdt_rec_post_send(rd, qp, w, n, user, ts);
+		if (trace_post_send_enabled()) {
+			struct rdt_ev_post_send ev = {
+				.qpn = qp->qp_num,
+				.index = n,
+			};
+
+			rdt_enc_send_wr(&ev, w, user);
+			trace_post_send(rd->index, &ev);
+		}
 	}
+	ret = rd->orig.post_send(qp, wr, bad);
+	trace_post_send_ret(rd->index, qp->qp_num, 0, n, ret);
+	if (!relay)
+		return ret;
+	if (!wr)
+		rdt_rec_post_send_db(rd, qp, ret, ts);
+	else if (unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false,
+				  n, rdt_send_tail(bad ? *bad : NULL, n),
+				  bad && *bad, ret);
+	return ret;
+}
+
+/* The same for post_recv (srq NULL) and post_srq_recv. */
+static noinline int rdt_traced_post_recv(struct rdt_dev *rd, struct ib_qp *qp,
+					 struct ib_srq *srq,
+					 const struct ib_recv_wr *wr,
+					 const struct ib_recv_wr **bad)
+{
+	bool user = srq ? rdt_uobj(srq->uobject) : rdt_uobj(qp->uobject);
+	bool relay = READ_ONCE(rdt_enabled);
+	bool want = relay && rdt_want(RDT_EV_POST_RECV);
+	u32 srq_id = srq ? srq->res.id : 0;
+	u32 qpn = srq ? 0 : qp->qp_num;
+	u64 ts = relay ? ktime_get_ns() : 0;
+	const struct ib_recv_wr *w;
+	u32 n = 0;
+	int ret;
+
+	for (w = wr; w; w = w->next, n++) {
+		if (want)
+			rdt_rec_post_recv(rd, qpn, srq_id, srq, w, n, user, ts);
+		if (trace_post_recv_enabled()) {
+			struct rdt_ev_post_recv ev = {
+				.qpn = qpn,
+				.srq_id = srq_id,
+				.srq = !!srq,
+				.index = n,
+			};
+
+			rdt_enc_recv_wr(&ev, w, user);
+			trace_post_recv(rd->index, &ev);
+		}
+	}
+	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
+		    rd->orig.post_recv(qp, wr, bad);
+	trace_post_recv_ret(rd->index, qpn, srq_id, n, ret);
+	if (relay && unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
+				  rdt_recv_tail(bad ? *bad : NULL, n),
+				  bad && *bad, ret);
+	return ret;
 }
 
 static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
@@ -212,65 +327,6 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 
 /* ---- tracepoint adapters --------------------------------------------- */
 
-/*
- * Posts fire before the driver runs: the WR list is read only while the
- * caller still owns it.  These call the original in between, so a wrapper
- * whose tracepoints are off pays only their static branches.
- */
-static noinline int rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-				     const struct ib_send_wr *wr,
-				     const struct ib_send_wr **bad)
-{
-	const struct ib_send_wr *w = wr;
-	bool user = rdt_uobj(qp->uobject);
-	u32 i = 0;
-	int ret;
-
-	for (; w; w = w->next, i++) {
-		struct rdt_ev_post_send ev = { .qpn = qp->qp_num, .index = i };
-
-		if (!trace_post_send_enabled())
-			continue;
-		rdt_enc_send_wr(&ev, w, user);
-		trace_post_send(rd->index, &ev);
-	}
-	ret = rd->orig.post_send(qp, wr, bad);
-	trace_post_send_ret(rd->index, qp->qp_num, 0, i, ret);
-	return ret;
-}
-
-/* srq: NULL for a QP's receive queue. */
-static noinline int rdt_tp_post_recv(struct rdt_dev *rd, struct ib_qp *qp,
-				     struct ib_srq *srq,
-				     const struct ib_recv_wr *wr,
-				     const struct ib_recv_wr **bad)
-{
-	bool user = srq ? rdt_uobj(srq->uobject) : rdt_uobj(qp->uobject);
-	u32 srq_id = srq ? srq->res.id : 0;
-	u32 qpn = srq ? 0 : qp->qp_num;
-	const struct ib_recv_wr *w = wr;
-	u32 i = 0;
-	int ret;
-
-	for (; w; w = w->next, i++) {
-		struct rdt_ev_post_recv ev = {
-			.qpn = qpn,
-			.srq_id = srq_id,
-			.srq = !!srq,
-			.index = i,
-		};
-
-		if (!trace_post_recv_enabled())
-			continue;
-		rdt_enc_recv_wr(&ev, w, user);
-		trace_post_recv(rd->index, &ev);
-	}
-	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
-		    rd->orig.post_recv(qp, wr, bad);
-	trace_post_recv_ret(rd->index, qpn, srq_id, i, ret);
-	return ret;
-}
-
 static noinline void rdt_tp_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 				    int n, const struct ib_wc *wc, int ret)
 {
@@ -308,16 +364,14 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	u64 ts = rdt_now();
 	int ret = -ENODEV;
 
 	if (rd) {
-		if (trace_post_send_enabled() || trace_post_send_ret_enabled())
-			ret = rdt_tp_post_send(rd, qp, wr, bad);
+		if (READ_ONCE(rdt_enabled) || trace_post_send_enabled() ||
+		    trace_post_send_ret_enabled())
+			ret = rdt_traced_post_send(rd, qp, wr, bad);
 		else
 			ret = rd->orig.post_send(qp, wr, bad);
-		if (READ_ONCE(rdt_enabled))
-			rdt_trace_post_send(rd, qp, wr, bad, ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -328,18 +382,14 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	u64 ts = rdt_now();
 	int ret = -ENODEV;
 
 	if (rd) {
-		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
-			ret = rdt_tp_post_recv(rd, qp, NULL, wr, bad);
+		if (READ_ONCE(rdt_enabled) || trace_post_recv_enabled() ||
+		    trace_post_recv_ret_enabled())
+			ret = rdt_traced_post_recv(rd, qp, NULL, wr, bad);
 		else
 			ret = rd->orig.post_recv(qp, wr, bad);
-		if (READ_ONCE(rdt_enabled))
-			rdt_trace_post_recv(rd, qp->qp_num, 0, false,
-					    rdt_uobj(qp->uobject), wr, bad,
-					    ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -350,18 +400,14 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(srq->device);
-	u64 ts = rdt_now();
 	int ret = -ENODEV;
 
 	if (rd) {
-		if (trace_post_recv_enabled() || trace_post_recv_ret_enabled())
-			ret = rdt_tp_post_recv(rd, NULL, srq, wr, bad);
+		if (READ_ONCE(rdt_enabled) || trace_post_recv_enabled() ||
+		    trace_post_recv_ret_enabled())
+			ret = rdt_traced_post_recv(rd, NULL, srq, wr, bad);
 		else
 			ret = rd->orig.post_srq_recv(srq, wr, bad);
-		if (READ_ONCE(rdt_enabled))
-			rdt_trace_post_recv(rd, 0, srq->res.id, true,
-					    rdt_uobj(srq->uobject), wr, bad,
-					    ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;

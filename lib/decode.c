@@ -25,6 +25,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_POST_SEND]	= { "post_send", sizeof(struct rdt_ev_post_send) },
 	[RDT_EV_POST_SEND_DB]	= { "post_send_db", sizeof(struct rdt_ev_post_send_db) },
 	[RDT_EV_POST_RECV]	= { "post_recv", sizeof(struct rdt_ev_post_recv) },
+	[RDT_EV_POST_FAIL]	= { "post_fail", sizeof(struct rdt_ev_post_fail) },
 	[RDT_EV_POLL_CQ_WC]	= { "poll_cq_wc", sizeof(struct rdt_ev_poll_cq_wc) },
 	[RDT_EV_POLL_CQ]	= { "poll_cq", sizeof(struct rdt_ev_poll_cq) },
 	[RDT_EV_REQ_NOTIFY_CQ]	= { "req_notify_cq", sizeof(struct rdt_ev_req_notify_cq) },
@@ -249,6 +250,7 @@ bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
 	case RDT_EV_POST_SEND: *qpn = rec->post_send.qpn; return true;
 	case RDT_EV_POST_SEND_DB: *qpn = rec->post_send_db.qpn; return true;
 	case RDT_EV_POST_RECV: *qpn = rec->post_recv.qpn; return true;
+	case RDT_EV_POST_FAIL: *qpn = rec->post_fail.qpn; return true;
 	case RDT_EV_POLL_CQ_WC: *qpn = rec->wc.qpn; return true;
 	case RDT_EV_RXE_CQE: *qpn = rec->rxe_cqe.qpn; return true;
 	case RDT_EV_RXE_RCV: *qpn = rec->rxe_rcv.qpn; return true;

@@ -38,9 +38,10 @@
 /*
  * Bumped when record types or field values are added; older readers skip
  * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.  1.3: RDT_SRC_NCCL_PLUGIN and
- * its records (192..210).
+ * its records (192..210).  1.4: RDT_EV_POST_FAIL; POST_SEND and POST_RECV
+ * are written before the driver runs, their ret and bad are 0.
  */
-#define RDT_ABI_MINOR		3
+#define RDT_ABI_MINOR		4
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -102,6 +103,7 @@ enum rdt_type {
 	RDT_EV_POLL_CQ		= 80,	/* summary of one poll_cq call */
 	RDT_EV_REQ_NOTIFY_CQ	= 81,
 	RDT_EV_DEVICE_STATE	= 82,	/* 1.1: present when tracing went on */
+	RDT_EV_POST_FAIL	= 83,	/* 1.4: a post_send/recv that failed */
 
 	/* 128..191: bpf/ */
 	RDT_EV_NCCL_CALL	= 128,	/* one NCCL API call, at its return */
@@ -138,7 +140,7 @@ enum rdt_type {
 
 /* Bit n of the kmod `events` mask enables type (64 + n). */
 #define RDT_KMOD_TYPE_FIRST	RDT_EV_DEVICE_ADD
-#define RDT_KMOD_TYPE_LAST	RDT_EV_DEVICE_STATE
+#define RDT_KMOD_TYPE_LAST	RDT_EV_POST_FAIL
 #define RDT_EVMASK(type)	(1ULL << ((type) - RDT_KMOD_TYPE_FIRST))
 #define RDT_EVMASK_ALL		(RDT_EVMASK(RDT_KMOD_TYPE_LAST + 1) - 1)
 
@@ -286,11 +288,11 @@ struct rdt_ev_post_send {
 	__u64	remote_addr;		/* RDMA / atomic only */
 	__u64	total_len;		/* sum of the SGEs' lengths */
 	__u32	qpn;
-	__s32	ret;			/* of the whole post_send call */
+	__s32	ret;			/* 0 since 1.4: see POST_FAIL */
 	__u32	rkey;			/* RDMA / atomic only */
 	__u32	imm;			/* imm_data (big endian) or invalidate */
 	__u8	opcode;			/* enum ib_wr_opcode */
-	__u8	bad;			/* 1: this WR is *bad_wr or after it */
+	__u8	bad;			/* 0 since 1.4: see POST_FAIL */
 	__u16	send_flags;		/* enum ib_send_flags */
 	__u16	num_sge;
 	__u16	index;			/* position in the posted list */
@@ -314,6 +316,29 @@ struct rdt_ev_post_recv {
 	__u8	bad;
 	__u16	index;
 	__u16	pad0;
+	__u32	pad1;
+};
+
+/*
+ * A post_send / post_recv / post_srq_recv call that returned an error.
+ * Since 1.4 the WRs' records are written before the driver runs (after it
+ * returns a completion may already have freed them), each with ret and bad
+ * 0; this record follows them when the call failed: the WRs of index >=
+ * bad_index of the QP's (SRQ's) latest post were not posted.  A call that
+ * succeeded has no such record.
+ */
+#define RDT_BAD_INDEX_UNKNOWN	0xffff	/* the driver named no bad WR */
+
+struct rdt_ev_post_fail {
+	struct rdt_hdr hdr;
+	__u32	qpn;			/* 0 for an SRQ post */
+	__u32	srq_id;			/* post_srq_recv only */
+	__s32	ret;			/* -errno */
+	__u16	post_type;		/* RDT_EV_POST_SEND or RDT_EV_POST_RECV */
+	__u16	nr_wr;			/* WRs in the list */
+	__u16	bad_index;		/* *bad_wr's index, or _UNKNOWN */
+	__u8	srq;			/* 1: post_srq_recv */
+	__u8	pad0;
 	__u32	pad1;
 };
 

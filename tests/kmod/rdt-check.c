@@ -36,6 +36,7 @@ static const char *const names[] = {
 	[RDT_EV_POST_SEND] = "POST_SEND",
 	[RDT_EV_POST_SEND_DB] = "POST_SEND_DB",
 	[RDT_EV_POST_RECV] = "POST_RECV",
+	[RDT_EV_POST_FAIL] = "POST_FAIL",
 	[RDT_EV_POLL_CQ_WC] = "POLL_CQ_WC",
 	[RDT_EV_POLL_CQ] = "POLL_CQ",
 	[RDT_EV_REQ_NOTIFY_CQ] = "REQ_NOTIFY_CQ",
@@ -60,6 +61,7 @@ static const unsigned short sizes[] = {
 	[RDT_EV_POST_SEND] = sizeof(struct rdt_ev_post_send),
 	[RDT_EV_POST_SEND_DB] = sizeof(struct rdt_ev_post_send_db),
 	[RDT_EV_POST_RECV] = sizeof(struct rdt_ev_post_recv),
+	[RDT_EV_POST_FAIL] = sizeof(struct rdt_ev_post_fail),
 	[RDT_EV_POLL_CQ_WC] = sizeof(struct rdt_ev_poll_cq_wc),
 	[RDT_EV_POLL_CQ] = sizeof(struct rdt_ev_poll_cq),
 	[RDT_EV_REQ_NOTIFY_CQ] = sizeof(struct rdt_ev_req_notify_cq),
@@ -167,6 +169,14 @@ static void body(const struct rdt_hdr *h)
 		printf(" qpn=%u wr_id=0x%" PRIx64 " ret=%d num_sge=%u len=%" PRIu64 " index=%u bad=%u srq=%u",
 		       e->qpn, (uint64_t)e->wr_id, e->ret, e->num_sge,
 		       (uint64_t)e->total_len, e->index, e->bad, e->srq);
+		break;
+	}
+	case RDT_EV_POST_FAIL: {
+		const struct rdt_ev_post_fail *e = p;
+
+		printf(" qpn=%u srq_id=%u srq=%u post=%u ret=%d nr_wr=%u bad_index=%u",
+		       e->qpn, e->srq_id, e->srq, e->post_type, e->ret,
+		       e->nr_wr, e->bad_index);
 		break;
 	}
 	case RDT_EV_POLL_CQ_WC: {

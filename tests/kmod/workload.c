@@ -17,6 +17,16 @@
  * one signalled RDMA WRITE (wr_id = send_base + count) of the first send
  * into it through the PD's unsafe global rkey: on rxe both carry the
  * buffer's kernel virtual address, which must never reach the trace.
+ *
+ * With freewr=1 loading only puts an interposer under the device's
+ * post_send and post_recv (load rdmatrace after it: rdmatrace then saves
+ * the interposer as the driver's op) and keeps the device; each write of 1
+ * to the parameter `run` then runs the workload with every WR in its own
+ * allocation, which the interposer poisons and frees as soon as the driver
+ * took it, as a ULP does whose completion ran before the post returned.
+ * A reader of a WR after the driver's return reads freed memory (KASAN) or
+ * the poison.  Each run ends with one post_send of three WRs whose second
+ * has too many SGEs: the driver posts the first and fails on the second.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -72,11 +82,216 @@ static uint polls;
 module_param(polls, uint, 0444);
 MODULE_PARM_DESC(polls, "result: ib_poll_cq calls (last run)");
 
+static bool freewr;
+module_param(freewr, bool, 0444);
+MODULE_PARM_DESC(freewr, "interpose post_send/post_recv, free WRs once posted; run on writes to run");
+
 struct wl {
 	struct rdt_lb		lb;
 	u8			*sbuf, *rbuf;
 	u64			sdma, rdma;
 };
+
+/* ---- freewr: a post that frees its WRs before it returns --------------- */
+
+static struct ib_device *fw_dev;
+static int (*fw_post_send)(struct ib_qp *qp, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad);
+static int (*fw_post_recv)(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad);
+static struct ib_qp *fw_qa, *fw_qb;	/* the workload's QPs, else NULL */
+
+struct fw_send {
+	struct ib_send_wr	wr;
+	struct ib_sge		sge[];
+};
+
+struct fw_recv {
+	struct ib_recv_wr	wr;
+	struct ib_sge		sge;
+};
+
+/* Poison and free the WRs from wr up to (not including) end. */
+static void fw_free_send(const struct ib_send_wr *wr,
+			 const struct ib_send_wr *end)
+{
+	while (wr != end) {
+		struct fw_send *f = container_of(wr, struct fw_send, wr);
+
+		wr = wr->next;
+		memset(f, 0x6b, struct_size(f, sge, f->wr.num_sge));
+		kfree(f);
+	}
+}
+
+static int fw_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad)
+{
+	const struct ib_send_wr *dummy;
+	int ret;
+
+	if (!bad)
+		bad = &dummy;
+	*bad = NULL;
+	ret = fw_post_send(qp, wr, bad);
+	if (qp == READ_ONCE(fw_qa))
+		fw_free_send(wr, ret ? *bad : NULL);
+	return ret;
+}
+
+static int fw_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad)
+{
+	const struct ib_recv_wr *dummy, *end;
+	int ret;
+
+	if (!bad)
+		bad = &dummy;
+	*bad = NULL;
+	ret = fw_post_recv(qp, wr, bad);
+	if (qp != READ_ONCE(fw_qb))
+		return ret;
+	end = ret ? *bad : NULL;
+	while (wr != end) {
+		struct fw_recv *f = container_of(wr, struct fw_recv, wr);
+
+		wr = wr->next;
+		memset(f, 0x6b, sizeof(*f));
+		kfree(f);
+	}
+	return ret;
+}
+
+static int fw_install(struct ib_device *dev)
+{
+	fw_post_send = dev->ops.post_send;
+	fw_post_recv = dev->ops.post_recv;
+	if (cmpxchg(&dev->ops.post_send, fw_post_send, fw_send) !=
+	    fw_post_send)
+		return -EBUSY;
+	if (cmpxchg(&dev->ops.post_recv, fw_post_recv, fw_recv) !=
+	    fw_post_recv) {
+		cmpxchg(&dev->ops.post_send, fw_send, fw_post_send);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static void fw_uninstall(struct ib_device *dev)
+{
+	WARN_ON(cmpxchg(&dev->ops.post_recv, fw_recv, fw_post_recv) != fw_recv);
+	WARN_ON(cmpxchg(&dev->ops.post_send, fw_send, fw_post_send) != fw_send);
+	synchronize_rcu();
+}
+
+/* freewr's posts: every WR allocated alone, freed by the interposer. */
+static int fw_post(struct wl *w)
+{
+	struct ib_recv_wr *head = NULL, **link = &head;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		struct fw_recv *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+		if (!r) {
+			ret = -ENOMEM;
+			goto free_recv;
+		}
+		r->sge.addr = w->rdma + (u64)i * size;
+		r->sge.length = size;
+		r->sge.lkey = w->lb.pd->local_dma_lkey;
+		r->wr.wr_id = recv_base + i;
+		r->wr.sg_list = &r->sge;
+		r->wr.num_sge = 1;
+		*link = &r->wr;
+		link = &r->wr.next;
+	}
+	ret = ib_post_recv(w->lb.qb, head, NULL);	/* frees the list */
+	if (ret) {
+		pr_err("post_recv: %d\n", ret);
+		return ret;
+	}
+	for (i = 0; i < count; i++) {
+		struct fw_send *f = kzalloc(struct_size(f, sge, 1), GFP_KERNEL);
+
+		if (!f)
+			return -ENOMEM;
+		f->sge[0].addr = w->sdma + (u64)i * size;
+		f->sge[0].length = size;
+		f->sge[0].lkey = w->lb.pd->local_dma_lkey;
+		f->wr.wr_id = send_base + i;
+		f->wr.sg_list = f->sge;
+		f->wr.num_sge = 1;
+		f->wr.opcode = IB_WR_SEND;
+		f->wr.send_flags = IB_SEND_SIGNALED;
+		ret = ib_post_send(w->lb.qa, &f->wr, NULL);
+		if (ret) {
+			pr_err("post_send %u: %d\n", i, ret);
+			return ret;
+		}
+	}
+	return 0;
+
+free_recv:
+	while (head) {
+		struct ib_recv_wr *n = head->next;
+
+		kfree(container_of(head, struct fw_recv, wr));
+		head = n;
+	}
+	return ret;
+}
+
+/*
+ * Three unsignaled zero-length sends, the second with one SGE more than the
+ * QP takes: the driver posts the first, fails on the second (-EINVAL) and
+ * leaves it and the third to us.  A receive first, for the first send.
+ */
+static int fw_post_bad(struct wl *w)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_recv_wr rwr = { .wr_id = recv_base + 0x100 };
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+	struct fw_send *s[3];
+	int i, ret, nsge;
+
+	ret = ib_query_qp(w->lb.qa, &attr, IB_QP_CAP, &init);
+	if (ret)
+		return ret;
+	nsge = init.cap.max_send_sge + 1;
+	WRITE_ONCE(fw_qb, NULL);	/* rwr is on the stack */
+	ret = ib_post_recv(w->lb.qb, &rwr, NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < 3; i++) {
+		s[i] = kzalloc(struct_size(s[i], sge, nsge), GFP_KERNEL);
+		if (!s[i]) {
+			while (--i >= 0)
+				kfree(s[i]);
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		s[i]->wr.wr_id = send_base + 0x100 + i;
+		s[i]->wr.opcode = IB_WR_SEND;
+		s[i]->wr.sg_list = s[i]->sge;
+		s[i]->wr.num_sge = i == 1 ? nsge : 0;
+		s[i]->wr.next = i < 2 ? &s[i + 1]->wr : NULL;
+	}
+	ret = ib_post_send(w->lb.qa, &s[0]->wr, &bad);
+	if (!ret)
+		return -EIO;	/* all three posted and freed */
+	if (ret != -EINVAL || bad != &s[1]->wr) {
+		pr_err("bad post: ret %d, bad_wr %s\n", ret,
+		       bad == &s[1]->wr ? "the second" : "another");
+		return -EIO;	/* and the unposted ones leak */
+	}
+	kfree(s[1]);
+	kfree(s[2]);
+	return 0;
+}
 
 static u8 wl_pattern(u32 i)
 {
@@ -320,15 +535,47 @@ static int wl_run(struct ib_device *dev)
 	qpn_send = w.lb.qa->qp_num;
 	qpn_recv = w.lb.qb->qp_num;
 
-	ret = wl_post(&w);
+	if (freewr) {
+		WRITE_ONCE(fw_qa, w.lb.qa);
+		WRITE_ONCE(fw_qb, w.lb.qb);
+		ret = fw_post(&w);
+	} else {
+		ret = wl_post(&w);
+	}
 	if (!ret)
 		ret = wl_poll(&w);
+	if (!ret && freewr)
+		ret = fw_post_bad(&w);
+	WRITE_ONCE(fw_qa, NULL);
+	WRITE_ONCE(fw_qb, NULL);
 	if (!ret && kaddr)
 		ret = wl_kaddr(&w);
 out:
 	wl_teardown(&w);
 	return ret;
 }
+
+static int fw_run_set(const char *val, const struct kernel_param *kp)
+{
+	int ret;
+
+	if (!fw_dev)
+		return -EINVAL;
+	ret = wl_run(fw_dev);
+	pr_info("%s dev=%s count=%u size=%u qpn_send=%u qpn_recv=%u polls=%u\n",
+		ret ? "FAIL" : "PASS", dev_name_param, count, size, qpn_send,
+		qpn_recv, polls);
+	return ret ? -EIO : 0;
+}
+
+static const struct kernel_param_ops fw_run_ops = {
+	.set	= fw_run_set,
+	.get	= param_get_uint,
+};
+
+static uint fw_runs;
+module_param_cb(run, &fw_run_ops, &fw_runs, 0200);
+MODULE_PARM_DESC(run, "freewr: write 1 to run the workload once");
 
 static int __init wl_init(void)
 {
@@ -347,6 +594,15 @@ static int __init wl_init(void)
 		pr_err("no RDMA device %s\n", dev_name_param);
 		return -ENODEV;
 	}
+	if (freewr) {
+		ret = fw_install(dev);
+		if (ret) {
+			ib_device_put(dev);
+			return ret;
+		}
+		fw_dev = dev;	/* its reference kept until unload */
+		return 0;
+	}
 	until = jiffies + seconds * HZ;
 	for (r = 0; !ret && (r < repeat || time_before(jiffies, until)); r++)
 		ret = wl_run(dev);
@@ -362,6 +618,10 @@ static int __init wl_init(void)
 
 static void __exit wl_exit(void)
 {
+	if (fw_dev) {
+		fw_uninstall(fw_dev);
+		ib_device_put(fw_dev);
+	}
 }
 
 module_init(wl_init);

@@ -27,11 +27,13 @@ static void rdt_test_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_mr) % 8, 0);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_post_send) % 8, 0);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_post_recv) % 8, 0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_post_fail), 56);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rdt_ev_poll_cq_wc) % 8, 0);
-	/* 19 kmod types, DEVICE_ADD (64) .. DEVICE_STATE (82, ABI 1.1). */
-	KUNIT_EXPECT_EQ(test, RDT_EVMASK_ALL, (1ULL << 19) - 1);
+	/* 20 kmod types, DEVICE_ADD (64) .. POST_FAIL (83, ABI 1.4). */
+	KUNIT_EXPECT_EQ(test, RDT_EVMASK_ALL, (1ULL << 20) - 1);
 	KUNIT_EXPECT_NE(test, RDT_EVMASK_ALL & RDT_EVMASK(RDT_EV_DEVICE_STATE),
 			0);
+	KUNIT_EXPECT_NE(test, RDT_EVMASK_ALL & RDT_EVMASK(RDT_EV_POST_FAIL), 0);
 }
 
 static void rdt_test_hdr(struct kunit *test)

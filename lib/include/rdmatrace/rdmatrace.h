@@ -46,6 +46,7 @@ union rdt_record {
 	struct rdt_ev_post_send		post_send;
 	struct rdt_ev_post_send_db	post_send_db;
 	struct rdt_ev_post_recv		post_recv;
+	struct rdt_ev_post_fail		post_fail;
 	struct rdt_ev_poll_cq_wc	wc;
 	struct rdt_ev_poll_cq		poll_cq;
 	struct rdt_ev_req_notify_cq	req_notify;
