@@ -99,6 +99,10 @@ bool rdt_reader_live(const struct rdt_reader *r);	/* opts.follow */
  * stream that read empty at @drained_at may be left unread in it. */
 uint64_t rdt_reader_pass_time(const struct rdt_reader *r);
 bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at);
+/* Live sources: whether a stream whose unread records are none earlier
+ * than @raw_ts may be left unread in this pass (merge.c). */
+bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
+		      uint64_t raw_ts);
 
 int rdt_src_file_open(struct rdt_src *s, const char *path);
 int rdt_src_relay_open(struct rdt_src *s, const char *dir);

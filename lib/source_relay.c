@@ -401,6 +401,11 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 			if (s->live && !force && c->drained &&
 			    rdt_reader_may_skip(s->r, c->drained_at))
 				continue;
+			/* Behind: what it has not read is later than the
+			 * records the reader is handing out now. */
+			if (s->live && !force && !c->drained &&
+			    rdt_reader_ahead(s->r, s, c->last_ts))
+				continue;
 			ret = read_cpu(s, p, c, &g);
 			if (ret < 0) {
 				if (!s->failed)
