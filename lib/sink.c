@@ -75,7 +75,7 @@ int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
 		/* Nothing was written yet: the FILE may still change its
 		 * buffering, and its buffer becomes ours. */
 		o->buf = s->iobuf;
-		o->cap = RDT_SINK_IOBUF;
+		o->cap = s->iobuf_len;
 		o->own = false;
 		setvbuf(s->f, NULL, _IONBF, 0);
 		return 0;
@@ -210,14 +210,17 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 			}
 			/* stdio's default (st_blksize, 4 KiB) costs a write(2)
 			 * per ~50 records; a fixed 1 MiB keeps memory bounded.
-			 * Not for live readers: there a small buffer keeps the
-			 * file close to what was traced (kill -9, tail -f).
-			 * Not for pipes and devices (/dev/null) either.
-			 * glibc ignores the size unless given the buffer. */
-			if ((!r || !rdt_reader_live(r)) && is_regular(s->f))
-				s->iobuf = malloc(RDT_SINK_IOBUF);
+			 * Live readers: 64 KiB, flushed whenever the reader
+			 * waits, keeps the file close to what was traced
+			 * (kill -9, tail -f).  Not for pipes and devices
+			 * (/dev/null).  glibc ignores the size unless given
+			 * the buffer. */
+			s->iobuf_len = r && rdt_reader_live(r) ?
+				       RDT_SINK_LIVE_IOBUF : RDT_SINK_IOBUF;
+			if (is_regular(s->f))
+				s->iobuf = malloc(s->iobuf_len);
 			if (s->iobuf)
-				setvbuf(s->f, s->iobuf, _IOFBF, RDT_SINK_IOBUF);
+				setvbuf(s->f, s->iobuf, _IOFBF, s->iobuf_len);
 		}
 	}
 	switch (fmt) {
@@ -230,6 +233,12 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		rdt_sink_set_error(s, "unknown output format %d", fmt);
 		ret = -EINVAL;
 	}
+	if (!ret && r && rdt_reader_live(r) && s->f &&
+	    rdt_reader_add_sink(r, s) < 0) {
+		if (s->ops->close)
+			s->ops->close(s, r);
+		ret = -ENOMEM;
+	}
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", s->error[0] ? s->error : strerror(-ret));
 		if (s->own_f)
@@ -240,6 +249,13 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		return NULL;
 	}
 	return s;
+}
+
+void rdt_sink_idle(struct rdt_sink *s)
+{
+	if (s->ops->flush)
+		s->ops->flush(s);
+	fflush(s->f);
 }
 
 RDT_EXPORT int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev)
@@ -257,6 +273,8 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 
 	if (!s)
 		return 0;
+	if (s->r)
+		rdt_reader_del_sink(s->r, s);
 	ret = s->ops->close(s, r ? r : s->r);
 	if (s->f && fflush(s->f) && !ret) {
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));

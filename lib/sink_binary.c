@@ -13,7 +13,7 @@
  * not a live reader), records are appended to it here and the FILE is
  * unbuffered: one fwrite per record cost ~110 instructions per event, a
  * fifth of a file merge.  The file still grows by one write(2) per
- * RDT_SINK_IOBUF bytes or less, as with the stdio buffer this replaces.
+ * s->iobuf_len bytes or less, as with the stdio buffer this replaces.
  */
 struct bin_buf {
 	char	*p;
@@ -50,8 +50,8 @@ static int bin_put(struct rdt_sink *s, const void *p, size_t n)
 		}
 		return 0;
 	}
-	while (n > RDT_SINK_IOBUF - b->len) {
-		size_t part = RDT_SINK_IOBUF - b->len;
+	while (n > s->iobuf_len - b->len) {
+		size_t part = s->iobuf_len - b->len;
 
 		memcpy(b->p + b->len, p, part);
 		b->len += part;
@@ -96,7 +96,7 @@ static int bin_write(struct rdt_sink *s, const struct rdt_event *ev)
 	/* Re-derived from SUBBUF records when the file is read back. */
 	if (ev->flags & RDT_EVF_DERIVED)
 		return 0;
-	if (!b || !size || RDT_SINK_IOBUF - b->len < size)
+	if (!b || !size || s->iobuf_len - b->len < size)
 		return bin_write_slow(s, ev, size);
 	/* Size and stamp as in bin_write_slow. */
 	out = b->p + b->len;
@@ -117,7 +117,7 @@ static int bin_close(struct rdt_sink *s, struct rdt_reader *r)
 	return ret;
 }
 
-static const struct rdt_sink_ops bin_ops = { bin_write, bin_close };
+static const struct rdt_sink_ops bin_ops = { bin_write, bin_close, bin_flush };
 
 /*
  * Every source's metadata lines, each line once, in source order: a live

@@ -99,7 +99,12 @@ static int json_close(struct rdt_sink *s, struct rdt_reader *r)
 	return ret;
 }
 
-static const struct rdt_sink_ops json_ops = { json_write, json_close };
+static int json_flush(struct rdt_sink *s)
+{
+	return rdt_ob_flush(s->priv);
+}
+
+static const struct rdt_sink_ops json_ops = { json_write, json_close, json_flush };
 
 int rdt_sink_json_init(struct rdt_sink *s)
 {

@@ -633,7 +633,12 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 	return ret;
 }
 
-static const struct rdt_sink_ops pf_ops = { pf_write, pf_close };
+static int pf_flush(struct rdt_sink *s)
+{
+	return rdt_ob_flush(&((struct pf *)s->priv)->o);
+}
+
+static const struct rdt_sink_ops pf_ops = { pf_write, pf_close, pf_flush };
 
 int rdt_sink_perfetto_init(struct rdt_sink *s)
 {

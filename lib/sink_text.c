@@ -245,11 +245,11 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 		return 0;
 	l.f = s->f;
 	if (t->buf) {
-		if (RDT_SINK_IOBUF - t->len < LINE_BUF && text_flush(s) < 0)
+		if (s->iobuf_len - t->len < LINE_BUF && text_flush(s) < 0)
 			return -EIO;
 		l.base = t->buf;
 		l.p = t->buf + t->len;
-		l.end = t->buf + RDT_SINK_IOBUF - LINE_SLACK;
+		l.end = t->buf + s->iobuf_len - LINE_SLACK;
 	} else {
 		l.base = l.p = lbuf;
 		l.end = lbuf + sizeof(lbuf) - LINE_SLACK;
@@ -349,7 +349,7 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 	return 0;
 }
 
-static const struct rdt_sink_ops text_ops = { text_write, text_close };
+static const struct rdt_sink_ops text_ops = { text_write, text_close, text_flush };
 
 int rdt_sink_text_init(struct rdt_sink *s)
 {
