@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * libnccl-profiler-rdmatrace.so: NCCL's profiler plugin ABI (v5, v4) ->
- * rdmatrace records.  Each NCCL event type has one thin adapter that
- * copies its descriptor's fields into its record; rings.c does the rest.
+ * libnccl-profiler-rdmatrace.so: NCCL's profiler plugin ABI (v5 .. v1) ->
+ * rdmatrace records.  Each version's startEvent turns its descriptor into
+ * v5's; each NCCL event type has one mapping that copies that descriptor's
+ * fields into its record; rings.c does the rest.
  * The handle returned to NCCL is the event id (np_loc.h), never a pointer
  * to memory: NCCL gives it back as the parentObj of the children, so a
  * record's parent is that value as it is, and nothing NCCL passes is ever
@@ -180,22 +181,33 @@ static ncclResult_t finalize(void *context)
 	return ncclSuccess;
 }
 
-/* ---- events: one adapter per type --------------------------------------- */
+/* ---- events: one mapping per type ---------------------------------------
+ *
+ * Every version's startEvent turns its descriptor into v5's (the superset:
+ * v5 itself as it is) and calls start_event, which maps each type onto its
+ * record; stop and state records are the same in all versions. */
 
-/* Reserve @T's record for a new event, fill its ids, set *eHandle. */
+/* What every start record shares: the handle's slot and the ids. */
+struct np_start {
+	void		**h;
+	uint64_t	comm_id;
+	void		*parent;
+	int		rank;
+};
+
+/* Reserve @T's record for a new event, fill its ids, set *s->h. */
 #define START(T, type, ntype)						\
 	uint64_t id;							\
 	T *e = np_reserve(type, sizeof(T), ntype, &id);		\
-	*h = (void *)(uintptr_t)id;					\
+	*s->h = (void *)(uintptr_t)id;					\
 	if (!e)								\
 		return;							\
-	e->ids.parent = (uint64_t)(uintptr_t)parent;			\
-	e->ids.comm_id = c->comm_id;					\
-	e->ids.rank = rank
+	e->ids.parent = (uint64_t)(uintptr_t)s->parent;		\
+	e->ids.comm_id = s->comm_id;					\
+	e->ids.rank = s->rank
 
-static void ev_group(void **h, const struct np_comm *c, void *parent,
-		     int rank, unsigned int type, unsigned int ntype,
-		     bool captured, int depth)
+static void ev_group(const struct np_start *s, unsigned int type,
+		     unsigned int ntype, bool captured, int depth)
 {
 	START(struct rdt_ev_np_group, type, ntype);
 	e->graph_captured = captured;
@@ -203,10 +215,9 @@ static void ev_group(void **h, const struct np_comm *c, void *parent,
 	np_commit();
 }
 
-static void ev_api(void **h, const struct np_comm *c, void *parent, int rank,
-		   unsigned int type, unsigned int ntype, const char *func,
-		   size_t count, const char *dtype, int root, void *stream,
-		   bool captured)
+static void ev_api(const struct np_start *s, unsigned int type,
+		   unsigned int ntype, const char *func, size_t count,
+		   const char *dtype, int root, void *stream, bool captured)
 {
 	START(struct rdt_ev_np_api, type, ntype);
 	copy_str(e->func, sizeof(e->func), func);
@@ -218,95 +229,91 @@ static void ev_api(void **h, const struct np_comm *c, void *parent, int rank,
 	np_commit();
 }
 
-static void ev_kernel_launch(void **h, const struct np_comm *c, void *parent,
-			     int rank, void *stream)
+static void ev_kernel_launch(const struct np_start *s,
+			     const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_kernel_launch, RDT_EV_NP_KERNEL_LAUNCH,
 	      RDT_NP_KERNEL_LAUNCH);
-	e->stream = (uint64_t)(uintptr_t)stream;
+	e->stream = (uint64_t)(uintptr_t)d->kernelLaunch.stream;
 	np_commit();
 }
 
-static void ev_coll(void **h, const struct np_comm *c, void *parent, int rank,
-		    uint64_t seq, const char *func, const void *sendbuf,
-		    void *recvbuf, size_t count, int root, const char *dtype,
-		    uint8_t nch, uint8_t nwarps, const char *algo,
-		    const char *proto, void *group)
+static void ev_coll(const struct np_start *s,
+		    const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_coll, RDT_EV_NP_COLL, RDT_NP_COLL);
-	e->seq = seq;
-	copy_str(e->func, sizeof(e->func), func);
-	e->send_buff = (uint64_t)(uintptr_t)sendbuf;
-	e->recv_buff = (uint64_t)(uintptr_t)recvbuf;
-	e->count = count;
-	e->root = root;
-	copy_str(e->datatype, sizeof(e->datatype), dtype);
-	e->nchannels = nch;
-	e->nwarps = nwarps;
-	copy_str(e->algo, sizeof(e->algo), algo);
-	copy_str(e->proto, sizeof(e->proto), proto);
-	e->parent_group = (uint64_t)(uintptr_t)group;
+	e->seq = d->coll.seqNumber;
+	copy_str(e->func, sizeof(e->func), d->coll.func);
+	e->send_buff = (uint64_t)(uintptr_t)d->coll.sendBuff;
+	e->recv_buff = (uint64_t)(uintptr_t)d->coll.recvBuff;
+	e->count = d->coll.count;
+	e->root = d->coll.root;
+	copy_str(e->datatype, sizeof(e->datatype), d->coll.datatype);
+	e->nchannels = d->coll.nChannels;
+	e->nwarps = d->coll.nWarps;
+	copy_str(e->algo, sizeof(e->algo), d->coll.algo);
+	copy_str(e->proto, sizeof(e->proto), d->coll.proto);
+	e->parent_group = (uint64_t)(uintptr_t)d->coll.parentGroup;
 	np_commit();
 }
 
-static void ev_p2p(void **h, const struct np_comm *c, void *parent, int rank,
-		   const char *func, void *buf, const char *dtype,
-		   size_t count, int peer, uint8_t nch, void *group)
+static void ev_p2p(const struct np_start *s,
+		   const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_p2p, RDT_EV_NP_P2P, RDT_NP_P2P);
-	copy_str(e->func, sizeof(e->func), func);
-	e->buff = (uint64_t)(uintptr_t)buf;
-	copy_str(e->datatype, sizeof(e->datatype), dtype);
-	e->count = count;
-	e->peer = peer;
-	e->nchannels = nch;
-	e->parent_group = (uint64_t)(uintptr_t)group;
+	copy_str(e->func, sizeof(e->func), d->p2p.func);
+	e->buff = (uint64_t)(uintptr_t)d->p2p.buff;
+	copy_str(e->datatype, sizeof(e->datatype), d->p2p.datatype);
+	e->count = d->p2p.count;
+	e->peer = d->p2p.peer;
+	e->nchannels = d->p2p.nChannels;
+	e->parent_group = (uint64_t)(uintptr_t)d->p2p.parentGroup;
 	np_commit();
 }
 
-static void ev_proxy_op(void **h, const struct np_comm *c, void *parent,
-			int rank, const struct ncclProfilerProxyOpDescr *d)
+static void ev_proxy_op(const struct np_start *s,
+			const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_proxy_op, RDT_EV_NP_PROXY_OP, RDT_NP_PROXY_OP);
-	e->op_pid = (uint32_t)d->pid;
-	e->channel = d->channelId;
-	e->peer = d->peer;
-	e->nsteps = d->nSteps;
-	e->chunk_size = d->chunkSize;
-	e->is_send = d->isSend;
+	e->op_pid = (uint32_t)d->proxyOp.pid;
+	e->channel = d->proxyOp.channelId;
+	e->peer = d->proxyOp.peer;
+	e->nsteps = d->proxyOp.nSteps;
+	e->chunk_size = d->proxyOp.chunkSize;
+	e->is_send = d->proxyOp.isSend;
 	np_commit();
 }
 
-static void ev_proxy_step(void **h, const struct np_comm *c, void *parent,
-			  int rank, int step)
+static void ev_proxy_step(const struct np_start *s,
+			  const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_proxy_step, RDT_EV_NP_PROXY_STEP,
 	      RDT_NP_PROXY_STEP);
-	e->step = step;
+	e->step = d->proxyStep.step;
 	np_commit();
 }
 
-static void ev_proxy_ctrl(void **h, const struct np_comm *c, void *parent,
-			  int rank)
+static void ev_proxy_ctrl(const struct np_start *s)
 {
 	START(struct rdt_ev_np_proxy_ctrl, RDT_EV_NP_PROXY_CTRL,
 	      RDT_NP_PROXY_CTRL);
 	np_commit();
 }
 
-static void ev_kernel_ch(void **h, const struct np_comm *c, void *parent,
-			 int rank, uint8_t channel, uint64_t ptimer)
+/* pTimer 0: no GPU stamp (v3); the clock estimate skips it. */
+static void ev_kernel_ch(const struct np_start *s,
+			 const ncclProfilerEventDescr_v5_t *d)
 {
 	START(struct rdt_ev_np_kernel_ch, RDT_EV_NP_KERNEL_CH,
 	      RDT_NP_KERNEL_CH);
-	e->channel = channel;
-	e->gpu_start = ptimer;
+	e->channel = d->kernelCh.channelId;
+	e->gpu_start = d->kernelCh.pTimer;
 	np_commit();
 }
 
 /* Net plugin events: the IB and socket layouts NCCL's own plugins use;
  * any other kind keeps its id only. */
-static void ev_net(void **h, const struct np_comm *c, void *parent, int rank,
+static void ev_net(const struct np_start *s,
 		   const struct ncclProfilerNetPluginDescr *d)
 {
 	int64_t kind = d->id & ~(int64_t)NCCL_PROFILER_NET_VER_MASK;
@@ -344,99 +351,105 @@ static void ev_net(void **h, const struct np_comm *c, void *parent, int rank,
 	}
 }
 
-/* ---- v5 ------------------------------------------------------------------ */
-
-#define V5_TYPES 0xfff
-#define V4_TYPES 0xff
-
-static ncclResult_t init_v5(void **context, uint64_t comm_id, int *mask,
-			    const char *name, int nnodes, int nranks,
-			    int rank, ncclDebugLogger_t logfn)
+/* A v5 descriptor (or one an older version's adapter made) -> its record. */
+static void start_event(void **h, uint64_t comm_id,
+			const ncclProfilerEventDescr_v5_t *d)
 {
-	return init_common(context, comm_id, mask, name, nnodes, nranks, rank,
-			   logfn, 5, V5_TYPES);
-}
+	const struct np_start s = { h, comm_id, d->parentObj, d->rank };
 
-static ncclResult_t start_v5(void *context, void **h,
-			     ncclProfilerEventDescr_v5_t *d)
-{
-	struct np_comm *c = comm_of(context);
-	void *parent;
-	int rank;
-
-	if (!h) {
-		skip(d ? d->type : 0, RDT_NP_SKIP_NULL);
-		return ncclSuccess;
-	}
-	*h = NULL;
-	if (!d) {
-		skip(0, RDT_NP_SKIP_NULL);
-		return ncclSuccess;
-	}
-	if (!c) {
-		skip(d->type, RDT_NP_SKIP_CTX);
-		return ncclSuccess;
-	}
-	parent = d->parentObj;
-	rank = d->rank;
 	switch (d->type) {
 	case ncclProfileGroup:
-		ev_group(h, c, parent, rank, RDT_EV_NP_GROUP, RDT_NP_GROUP,
-			 false, 0);
+		ev_group(&s, RDT_EV_NP_GROUP, RDT_NP_GROUP, false, 0);
 		break;
 	case ncclProfileGroupApi:
-		ev_group(h, c, parent, rank, RDT_EV_NP_GROUP_API,
-			 RDT_NP_GROUP_API, d->groupApi.graphCaptured,
-			 d->groupApi.groupDepth);
+		ev_group(&s, RDT_EV_NP_GROUP_API, RDT_NP_GROUP_API,
+			 d->groupApi.graphCaptured, d->groupApi.groupDepth);
 		break;
 	case ncclProfileCollApi:
-		ev_api(h, c, parent, rank, RDT_EV_NP_COLL_API, RDT_NP_COLL_API,
+		ev_api(&s, RDT_EV_NP_COLL_API, RDT_NP_COLL_API,
 		       d->collApi.func, d->collApi.count, d->collApi.datatype,
 		       d->collApi.root, d->collApi.stream,
 		       d->collApi.graphCaptured);
 		break;
 	case ncclProfileP2pApi:
-		ev_api(h, c, parent, rank, RDT_EV_NP_P2P_API, RDT_NP_P2P_API,
-		       d->p2pApi.func, d->p2pApi.count, d->p2pApi.datatype, -1,
+		ev_api(&s, RDT_EV_NP_P2P_API, RDT_NP_P2P_API, d->p2pApi.func,
+		       d->p2pApi.count, d->p2pApi.datatype, -1,
 		       d->p2pApi.stream, d->p2pApi.graphCaptured);
 		break;
 	case ncclProfileKernelLaunch:
-		ev_kernel_launch(h, c, parent, rank, d->kernelLaunch.stream);
+		ev_kernel_launch(&s, d);
 		break;
 	case ncclProfileColl:
-		ev_coll(h, c, parent, rank, d->coll.seqNumber, d->coll.func,
-			d->coll.sendBuff, d->coll.recvBuff, d->coll.count,
-			d->coll.root, d->coll.datatype, d->coll.nChannels,
-			d->coll.nWarps, d->coll.algo, d->coll.proto,
-			d->coll.parentGroup);
+		ev_coll(&s, d);
 		break;
 	case ncclProfileP2p:
-		ev_p2p(h, c, parent, rank, d->p2p.func, d->p2p.buff,
-		       d->p2p.datatype, d->p2p.count, d->p2p.peer,
-		       d->p2p.nChannels, d->p2p.parentGroup);
+		ev_p2p(&s, d);
 		break;
 	case ncclProfileProxyOp:
-		ev_proxy_op(h, c, parent, rank, &d->proxyOp);
+		ev_proxy_op(&s, d);
 		break;
 	case ncclProfileProxyStep:
-		ev_proxy_step(h, c, parent, rank, d->proxyStep.step);
+		ev_proxy_step(&s, d);
 		break;
 	case ncclProfileProxyCtrl:
-		ev_proxy_ctrl(h, c, parent, rank);
+		ev_proxy_ctrl(&s);
 		break;
 	case ncclProfileKernelCh:
-		ev_kernel_ch(h, c, parent, rank, d->kernelCh.channelId,
-			     d->kernelCh.pTimer);
+		ev_kernel_ch(&s, d);
 		break;
 	case ncclProfileNetPlugin:
-		ev_net(h, c, parent, rank, &d->netPlugin);
+		ev_net(&s, &d->netPlugin);
 		break;
 	default:
 		skip(d->type, RDT_NP_SKIP_TYPE);
 		break;
 	}
-	return ncclSuccess;
 }
+
+/* What every version's startEvent checks first: a slot for the handle, a
+ * descriptor, a context init returned.  NULL: skipped (and counted). */
+static struct np_comm *start_check(void *context, void **h, const void *d,
+				   uint64_t type)
+{
+	struct np_comm *c;
+
+	if (!h) {
+		skip(type, RDT_NP_SKIP_NULL);
+		return NULL;
+	}
+	*h = NULL;
+	if (!d) {
+		skip(0, RDT_NP_SKIP_NULL);
+		return NULL;
+	}
+	c = comm_of(context);
+	if (!c)
+		skip(type, RDT_NP_SKIP_CTX);
+	return c;
+}
+
+/* The descriptor of an older version, as v5's: its header; the type's
+ * members are the adapter's to fill. */
+static void as_v5(ncclProfilerEventDescr_v5_t *x, uint64_t type, void *parent,
+		  int rank)
+{
+	memset(x, 0, sizeof(*x));
+	x->type = type;
+	x->parentObj = parent;
+	x->rank = rank;
+}
+
+/* Members v1 to v4 share with v5, in the same layout. */
+#define SAME_MEMBERS(x, d)						\
+	case ncclProfileGroup:						\
+	case ncclProfileProxyCtrl:					\
+		break;							\
+	case ncclProfileProxyOp:					\
+		(x).proxyOp = (d)->proxyOp;				\
+		break;							\
+	case ncclProfileProxyStep:					\
+		(x).proxyStep = (d)->proxyStep;				\
+		break
 
 static ncclResult_t stop_event(void *handle)
 {
@@ -451,15 +464,55 @@ static ncclResult_t stop_event(void *handle)
 	return ncclSuccess;
 }
 
-static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
-				 ncclProfilerEventStateArgs_t *a)
+/* @arg: transSize, appendedProxyOps or the GPU timer, as the state has. */
+static ncclResult_t state_record(void *handle, ncclProfilerEventState_t state,
+				 uint64_t arg)
 {
 	uint64_t id = (uint64_t)(uintptr_t)handle;
 	struct rdt_ev_np_state *e;
-	uint64_t arg = 0;
 
 	if (!handle)
 		return ncclSuccess;
+	e = np_reserve_for(RDT_EV_NP_STATE, sizeof(*e), id);
+	if (!e)
+		return ncclSuccess;
+	e->state = (uint32_t)state;
+	e->arg = arg;
+	np_commit();
+	return ncclSuccess;
+}
+
+/* ---- v5 (NCCL 2.28) -------------------------------------------------------- */
+
+#define V5_TYPES 0xfff
+#define V4_TYPES 0xff
+#define V3_TYPES 0xff	/* v3 has KernelCh (no GPU timer) and NetPlugin */
+#define V2_TYPES 0x3f	/* Group .. ProxyCtrl */
+
+static ncclResult_t init_v5(void **context, uint64_t comm_id, int *mask,
+			    const char *name, int nnodes, int nranks,
+			    int rank, ncclDebugLogger_t logfn)
+{
+	return init_common(context, comm_id, mask, name, nnodes, nranks, rank,
+			   logfn, 5, V5_TYPES);
+}
+
+static ncclResult_t start_v5(void *context, void **h,
+			     ncclProfilerEventDescr_v5_t *d)
+{
+	struct np_comm *c = start_check(context, h, d, d ? d->type : 0);
+
+	if (c)
+		start_event(h, c->comm_id, d);
+	return ncclSuccess;
+}
+
+/* v4 and v5 (ncclProfilerEventStateArgs_v4_t is v5's). */
+static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
+				 ncclProfilerEventStateArgs_t *a)
+{
+	uint64_t arg = 0;
+
 	if (a) {
 		switch (state) {
 		case ncclProfilerProxyStepSendGPUWait:
@@ -478,13 +531,7 @@ static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
 			break;
 		}
 	}
-	e = np_reserve_for(RDT_EV_NP_STATE, sizeof(*e), id);
-	if (!e)
-		return ncclSuccess;
-	e->state = (uint32_t)state;
-	e->arg = arg;
-	np_commit();
-	return ncclSuccess;
+	return state_record(handle, state, arg);
 }
 
 NP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
@@ -496,7 +543,7 @@ NP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
 	.finalize = finalize,
 };
 
-/* ---- v4 (NCCL 2.25 .. 2.27) ---------------------------------------------- */
+/* ---- v4 (NCCL 2.26 .. 2.27) ---------------------------------------------- */
 
 static ncclResult_t init_v4(void **context, int *mask, const char *name,
 			    uint64_t comm_hash, int nnodes, int nranks,
@@ -506,64 +553,91 @@ static ncclResult_t init_v4(void **context, int *mask, const char *name,
 			   logfn, 4, V4_TYPES);
 }
 
+/*
+ * Versions before v5: a converter turns the descriptor into v5's (false:
+ * a type this version has no member for), and sets *hash where the
+ * descriptor names its communicator (v1..v3's Coll and P2p).
+ */
+typedef bool (*to_v5_fn)(ncclProfilerEventDescr_v5_t *x, const void *d,
+			 uint64_t *hash);
+
+/* v1..v3: init has no communicator id; their Coll and P2p carry the
+ * commHash (NCCL 2.28, calling these versions, passes 0): the context
+ * keeps the first one, for the events after it.  v4: init's id. */
+static uint64_t comm_id_of(struct np_comm *c, uint64_t hash)
+{
+	if (!hash)
+		return __atomic_load_n(&c->comm_id, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&c->comm_id, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->comm_id, hash, __ATOMIC_RELAXED);
+	return hash;
+}
+
+static ncclResult_t start_older(void *context, void **h, const void *d,
+				uint8_t type, to_v5_fn to_v5)
+{
+	struct np_comm *c = start_check(context, h, d, type);
+	ncclProfilerEventDescr_v5_t x;
+	uint64_t hash = 0;
+
+	if (!c)
+		return ncclSuccess;
+	if (to_v5(&x, d, &hash))
+		start_event(h, comm_id_of(c, hash), &x);
+	else
+		skip(type, RDT_NP_SKIP_TYPE);
+	return ncclSuccess;
+}
+
+/* v4 has no parentGroup: a Coll's or P2p's parent is its group. */
+static bool v4_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,
+		     uint64_t *hash)
+{
+	const ncclProfilerEventDescr_v4_t *d = p;
+
+	(void)hash;
+	as_v5(x, d->type, d->parentObj, d->rank);
+	switch (d->type) {
+	case ncclProfileColl:
+		x->coll.seqNumber = d->coll.seqNumber;
+		x->coll.func = d->coll.func;
+		x->coll.sendBuff = d->coll.sendBuff;
+		x->coll.recvBuff = d->coll.recvBuff;
+		x->coll.count = d->coll.count;
+		x->coll.root = d->coll.root;
+		x->coll.datatype = d->coll.datatype;
+		x->coll.nChannels = d->coll.nChannels;
+		x->coll.nWarps = d->coll.nWarps;
+		x->coll.algo = d->coll.algo;
+		x->coll.proto = d->coll.proto;
+		x->coll.parentGroup = d->parentObj;
+		break;
+	case ncclProfileP2p:
+		x->p2p.func = d->p2p.func;
+		x->p2p.buff = d->p2p.buff;
+		x->p2p.datatype = d->p2p.datatype;
+		x->p2p.count = d->p2p.count;
+		x->p2p.peer = d->p2p.peer;
+		x->p2p.nChannels = d->p2p.nChannels;
+		x->p2p.parentGroup = d->parentObj;
+		break;
+	case ncclProfileKernelCh:
+		x->kernelCh = d->kernelCh;
+		break;
+	case ncclProfileNetPlugin:
+		x->netPlugin = d->netPlugin;
+		break;
+	SAME_MEMBERS(*x, d);
+	default:
+		return false;
+	}
+	return true;
+}
+
 static ncclResult_t start_v4(void *context, void **h,
 			     ncclProfilerEventDescr_v4_t *d)
 {
-	struct np_comm *c = comm_of(context);
-	void *parent;
-	int rank;
-
-	if (!h || !d) {
-		if (h)
-			*h = NULL;
-		skip(d ? d->type : 0, RDT_NP_SKIP_NULL);
-		return ncclSuccess;
-	}
-	*h = NULL;
-	if (!c) {
-		skip(d->type, RDT_NP_SKIP_CTX);
-		return ncclSuccess;
-	}
-	parent = d->parentObj;
-	rank = d->rank;
-	switch (d->type) {
-	case ncclProfileGroup:
-		ev_group(h, c, parent, rank, RDT_EV_NP_GROUP, RDT_NP_GROUP,
-			 false, 0);
-		break;
-	case ncclProfileColl:
-		/* v4 has no parentGroup: the parent is the group. */
-		ev_coll(h, c, parent, rank, d->coll.seqNumber, d->coll.func,
-			d->coll.sendBuff, d->coll.recvBuff, d->coll.count,
-			d->coll.root, d->coll.datatype, d->coll.nChannels,
-			d->coll.nWarps, d->coll.algo, d->coll.proto, parent);
-		break;
-	case ncclProfileP2p:
-		ev_p2p(h, c, parent, rank, d->p2p.func, d->p2p.buff,
-		       d->p2p.datatype, d->p2p.count, d->p2p.peer,
-		       d->p2p.nChannels, parent);
-		break;
-	case ncclProfileProxyOp:
-		ev_proxy_op(h, c, parent, rank, &d->proxyOp);
-		break;
-	case ncclProfileProxyStep:
-		ev_proxy_step(h, c, parent, rank, d->proxyStep.step);
-		break;
-	case ncclProfileProxyCtrl:
-		ev_proxy_ctrl(h, c, parent, rank);
-		break;
-	case ncclProfileKernelCh:
-		ev_kernel_ch(h, c, parent, rank, d->kernelCh.channelId,
-			     d->kernelCh.pTimer);
-		break;
-	case ncclProfileNetPlugin:
-		ev_net(h, c, parent, rank, &d->netPlugin);
-		break;
-	default:
-		skip(d->type, RDT_NP_SKIP_TYPE);
-		break;
-	}
-	return ncclSuccess;
+	return start_older(context, h, d, d ? d->type : 0, v4_to_v5);
 }
 
 NP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
@@ -574,3 +648,134 @@ NP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
 	.recordEventState = record_state,
 	.finalize = finalize,
 };
+
+/* ---- v1 to v3 (NCCL 2.23 .. 2.25) ------------------------------------------
+ *
+ * init has no communicator: its record has comm_id 0, no name, rank -1 and
+ * nnodes, nranks 0; the events carry the commHash of the first Coll or P2p
+ * (comm_id_of).  The v1..v3 Coll's fields that no record has (op,
+ * trafficBytes, isCollnet, isNvls) and a ProxyOp state's steps are
+ * dropped. */
+
+static ncclResult_t init_v123(void **context, int *mask, unsigned int abi,
+			      int types)
+{
+	return init_common(context, 0, mask, "", 0, 0, -1, NULL, abi, types);
+}
+
+/* v1's enum values -> the names v2 on pass. */
+static const char *v1_name(const char *const *names, size_t n, uint8_t v)
+{
+	return v < n ? names[v] : "?";
+}
+
+static const char *const v1_funcs[] = NP_V1_FUNCS;
+static const char *const v1_dtypes[] = NP_V1_DATATYPES;
+static const char *const v1_algos[] = NP_V1_ALGOS;
+static const char *const v1_protos[] = NP_V1_PROTOS;
+#define V1_NAME(tab, v) v1_name(tab, sizeof(tab) / sizeof(tab[0]), v)
+#define V1_FUNC(v)	V1_NAME(v1_funcs, v)
+#define V1_DTYPE(v)	V1_NAME(v1_dtypes, v)
+#define V1_ALGO(v)	V1_NAME(v1_algos, v)
+#define V1_PROTO(v)	V1_NAME(v1_protos, v)
+#define AS_IS(v)	(v)
+
+/* v3's KernelCh (no GPU timer) and NetPlugin; v1 and v2 have neither. */
+static bool v3_more(ncclProfilerEventDescr_v5_t *x,
+		    const ncclProfilerEventDescr_v3_t *d)
+{
+	if (d->type == ncclProfileKernelCh)
+		x->kernelCh.channelId = d->kernelCh.channelId;
+	else if (d->type == ncclProfileNetPlugin)
+		x->netPlugin = d->netPlugin;
+	else
+		return false;
+	return true;
+}
+#define NO_MORE(x, d) false
+
+/*
+ * vN_to_v5 for v1..v3: Coll and P2p with the parent as their group (as in
+ * v4); FN, DT, AL, PR name v1's enum values, v2 and v3 pass names as they
+ * are; MORE: the types only some of them have.
+ */
+#define V123_TO_V5(N, FN, DT, AL, PR, MORE)				\
+static bool v##N##_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,	\
+			 uint64_t *hash)				\
+{									\
+	const ncclProfilerEventDescr_v##N##_t *d = p;			\
+									\
+	as_v5(x, d->type, d->parentObj, d->rank);			\
+	switch (d->type) {						\
+	case ncclProfileColl:						\
+		x->coll.seqNumber = d->coll.seqNumber;			\
+		x->coll.func = FN(d->coll.func);			\
+		x->coll.sendBuff = d->coll.sendBuff;			\
+		x->coll.recvBuff = d->coll.recvBuff;			\
+		x->coll.count = d->coll.count;				\
+		x->coll.root = d->coll.root;				\
+		x->coll.datatype = DT(d->coll.datatype);		\
+		x->coll.nChannels = d->coll.nMaxChannels;		\
+		x->coll.nWarps = d->coll.nWarps;			\
+		x->coll.algo = AL(d->coll.algo);			\
+		x->coll.proto = PR(d->coll.proto);			\
+		x->coll.parentGroup = d->parentObj;			\
+		*hash = d->coll.commHash;				\
+		break;							\
+	case ncclProfileP2p:						\
+		x->p2p.func = FN(d->p2p.func);				\
+		x->p2p.buff = d->p2p.buff;				\
+		x->p2p.datatype = DT(d->p2p.datatype);			\
+		x->p2p.count = d->p2p.count;				\
+		x->p2p.peer = d->p2p.peer;				\
+		x->p2p.parentGroup = d->parentObj;			\
+		*hash = d->p2p.commHash;				\
+		break;							\
+	SAME_MEMBERS(*x, d);						\
+	default:							\
+		return MORE(x, d);					\
+	}								\
+	return true;							\
+}									\
+									\
+static ncclResult_t start_v##N(void *context, void **h,			\
+			       ncclProfilerEventDescr_v##N##_t *d)	\
+{									\
+	return start_older(context, h, d, d ? d->type : 0, v##N##_to_v5); \
+}
+V123_TO_V5(3, AS_IS, AS_IS, AS_IS, AS_IS, v3_more)
+V123_TO_V5(2, AS_IS, AS_IS, AS_IS, AS_IS, NO_MORE)
+V123_TO_V5(1, V1_FUNC, V1_DTYPE, V1_ALGO, V1_PROTO, NO_MORE)
+
+/* v1..v3 states stop at ProxyCtrlAppendEnd (18), numbered as v5's; only
+ * they send the ProxyOp states (0..7), with proxyOp.transSize. */
+static ncclResult_t record_state_v123(void *handle,
+				      ncclProfilerEventState_t state,
+				      ncclProfilerEventStateArgs_v3_t *a)
+{
+	uint64_t arg = 0;
+
+	if (a && state >= ncclProfilerProxyOpSendPosted &&
+	    state <= ncclProfilerProxyStepRecvGPUWait)
+		arg = a->proxyOp.transSize;
+	else if (a && state == ncclProfilerProxyCtrlAppendEnd)
+		arg = (uint64_t)(int64_t)a->proxyCtrl.appendedProxyOps;
+	return state_record(handle, state, arg);
+}
+
+#define NP_V123(N, TYPES)						\
+static ncclResult_t init_v##N(void **context, int *mask)		\
+{									\
+	return init_v123(context, mask, N, TYPES);			\
+}									\
+NP_EXPORT const ncclProfiler_v##N##_t ncclProfiler_v##N = {		\
+	.name = "rdmatrace",						\
+	.init = init_v##N,						\
+	.startEvent = start_v##N,					\
+	.stopEvent = stop_event,					\
+	.recordEventState = record_state_v123,				\
+	.finalize = finalize,						\
+}
+NP_V123(3, V3_TYPES);
+NP_V123(2, V2_TYPES);
+NP_V123(1, V2_TYPES);

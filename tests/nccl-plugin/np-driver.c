@@ -3,7 +3,11 @@
  * np-driver: NCCL 2.28's side of the profiler plugin ABI, without a GPU.
  * Loads the plugin as NCCL does (NCCL_PROFILER_PLUGIN=NAME ->
  * libnccl-profiler-NAME.so on the library path, or a path as it is), looks
- * up ncclProfiler_v5 (--v4: ncclProfiler_v4) and replays NCCL's calls:
+ * up ncclProfiler_v5 (--abi N: ncclProfiler_vN, 1..5; --v4 is --abi 4) and
+ * replays NCCL's calls, with that version's descriptors, state arguments
+ * and events (v1..v3 as NCCL 2.23..2.25 make them: no KernelCh or net
+ * events before v3, no GPU timer in v3, ProxyOp states with transSize,
+ * commHash in Coll and P2p, v1's enum values for names):
  * init per communicator, then per communicator an application thread
  * (GroupApi, CollApi, Group, KernelLaunch, Coll, P2pApi, P2p, KernelCh
  * with GPU timer stamps) and a proxy thread (ProxyCtrl, ProxyOp with
@@ -36,7 +40,11 @@
 
 static ncclProfiler_v5_t *p5;
 static ncclProfiler_v4_t *p4;
-static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, use_v4, bad, hold_ms,
+static ncclProfiler_v3_t *p3;
+static ncclProfiler_v2_t *p2;
+static ncclProfiler_v1_t *p1;
+static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
+static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
 	   do_fork;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
@@ -47,6 +55,7 @@ struct comm {
 	int rank, nranks;
 	void *ctx;
 	void *_Atomic coll[1024];	/* app -> proxy: the coll handle of iter i */
+	atomic_int hashed;		/* v1..v3: a Coll/P2p gave the plugin id */
 	atomic_int proxied;		/* proxy -> app: iterations done */
 	FILE *out;			/* this thread's truth lines */
 	char *buf;
@@ -98,12 +107,115 @@ static void T(FILE *f, const char *fmt, ...)
 
 #define H(p) ((unsigned long long)(uintptr_t)(p))
 
+/* NCCL's enum values for the names v1 passes as numbers (NCCL 2.23's
+ * ncclFunc_t, ncclDataType_t, NCCL_ALGO_*, NCCL_PROTO_*): the driver's
+ * own table, so that the plugin's is checked against it. */
+static uint8_t v1_enum(const char *name)
+{
+	static const struct { const char *n; uint8_t v; } t[] = {
+		{ "Broadcast", 0 }, { "Reduce", 1 }, { "AllGather", 2 },
+		{ "ReduceScatter", 3 }, { "AllReduce", 4 }, { "Send", 6 },
+		{ "ncclInt8", 0 }, { "ncclFloat32", 7 }, { "ncclBfloat16", 9 },
+		{ "TREE", 0 }, { "RING", 1 }, { "COLLNET_DIRECT", 2 },
+		{ "LL", 0 }, { "LL128", 1 }, { "SIMPLE", 2 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].n, name))
+			return t[i].v;
+	die("no v1 enum value for %s", name);
+	return 0;
+}
+
+/* v1..v3: the v5 descriptor as that version has it; NULL: no such event. */
+#define OLD_COMMON(o, d, c, FN, DT, AL, PR) do {			\
+	(o).type = (uint8_t)(d)->type;					\
+	(o).parentObj = (d)->parentObj;					\
+	(o).rank = (d)->rank;						\
+	if ((d)->type == ncclProfileColl) {				\
+		(o).coll.name = "comm";					\
+		(o).coll.commHash = (c)->id;				\
+		(o).coll.seqNumber = (d)->coll.seqNumber;		\
+		(o).coll.func = FN((d)->coll.func);			\
+		(o).coll.sendBuff = (d)->coll.sendBuff;			\
+		(o).coll.recvBuff = (d)->coll.recvBuff;			\
+		(o).coll.count = (d)->coll.count;			\
+		(o).coll.root = (d)->coll.root;				\
+		(o).coll.datatype = DT((d)->coll.datatype);		\
+		(o).coll.nMaxChannels = (d)->coll.nChannels;		\
+		(o).coll.nWarps = (d)->coll.nWarps;			\
+		(o).coll.algo = AL((d)->coll.algo);			\
+		(o).coll.proto = PR((d)->coll.proto);			\
+	} else if ((d)->type == ncclProfileP2p) {			\
+		(o).p2p.name = "comm";					\
+		(o).p2p.commHash = (c)->id;				\
+		(o).p2p.func = FN((d)->p2p.func);			\
+		(o).p2p.buff = (d)->p2p.buff;				\
+		(o).p2p.datatype = DT((d)->p2p.datatype);		\
+		(o).p2p.count = (d)->p2p.count;				\
+		(o).p2p.peer = (d)->p2p.peer;				\
+	} else if ((d)->type == ncclProfileProxyOp) {			\
+		(o).proxyOp = (d)->proxyOp;				\
+	} else if ((d)->type == ncclProfileProxyStep) {			\
+		(o).proxyStep = (d)->proxyStep;				\
+	}								\
+} while (0)
+#define AS_IS(v) (v)
+
+static ncclResult_t start_old(struct comm *c, void **h,
+			      ncclProfilerEventDescr_v5_t *d)
+{
+	switch (abi) {
+	case 3: {
+		ncclProfilerEventDescr_v3_t o;
+
+		memset(&o, 0, sizeof(o));
+		OLD_COMMON(o, d, c, AS_IS, AS_IS, AS_IS, AS_IS);
+		if (d->type == ncclProfileKernelCh)
+			o.kernelCh.channelId = d->kernelCh.channelId;
+		if (d->type == ncclProfileNetPlugin)
+			o.netPlugin = d->netPlugin;
+		return p3->startEvent(c->ctx, h, &o);
+	}
+	case 2: {
+		ncclProfilerEventDescr_v2_t o;
+
+		memset(&o, 0, sizeof(o));
+		OLD_COMMON(o, d, c, AS_IS, AS_IS, AS_IS, AS_IS);
+		o.coll.trafficBytes = d->type == ncclProfileColl ?
+				      d->coll.count * 2 : 0;
+		return p2->startEvent(c->ctx, h, &o);
+	}
+	default: {
+		ncclProfilerEventDescr_v1_t o;
+
+		memset(&o, 0, sizeof(o));
+		OLD_COMMON(o, d, c, v1_enum, v1_enum, v1_enum, v1_enum);
+		if (d->type == ncclProfileColl) {
+			o.coll.op = 0;		/* ncclSum */
+			o.coll.isNvls = 1;	/* dropped: no field */
+		}
+		return p1->startEvent(c->ctx, h, &o);
+	}
+	}
+}
+
 static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 		   const char *type, const char *fields)
 {
 	void *h = (void *)1;
+	/* v1..v3: events before the first Coll or P2p have no comm id */
+	uint64_t comm_id = abi > 3 || d->type == ncclProfileColl ||
+			   d->type == ncclProfileP2p ||
+			   atomic_load(&c->hashed) ? c->id : 0;
 
-	if (use_v4) {
+	if (d->type > (abi == 5 ? ncclProfileKernelLaunch :
+		       abi >= 3 ? ncclProfileNetPlugin : ncclProfileProxyCtrl))
+		return NULL;	/* this NCCL has no such event */
+	if (abi <= 3) {
+		if (start_old(c, &h, d) != ncclSuccess)
+			die("startEvent v%d failed", abi);
+	} else if (abi == 4) {
 		ncclProfilerEventDescr_v4_t d4;
 
 		memset(&d4, 0, sizeof(d4));
@@ -144,11 +256,6 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 		case ncclProfileNetPlugin:
 			d4.netPlugin = d->netPlugin;
 			break;
-		case ncclProfileGroup:
-		case ncclProfileProxyCtrl:
-			break;
-		default:
-			return NULL;	/* v4 NCCL has no such event */
 		}
 		if (p4->startEvent(c->ctx, &h, &d4) != ncclSuccess)
 			die("startEvent v4 failed");
@@ -157,25 +264,32 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 	}
 	if (!h)
 		die("startEvent returned no handle for %s", type);
+	if (d->type == ncclProfileColl || d->type == ncclProfileP2p)
+		atomic_store(&c->hashed, 1);
 	T(f, "\"op\":\"start\",\"type\":\"%s\",\"id\":\"0x%llx\","
 	  "\"parent\":\"0x%llx\",\"comm_id\":\"0x%llx\",\"rank\":%d,"
 	  "\"fields\":{%s}", type, H(h), H(d->parentObj),
-	  (unsigned long long)c->id, d->rank, fields);
+	  (unsigned long long)comm_id, d->rank, fields);
 	return h;
 }
 
 static void stop(FILE *f, void *h)
 {
-	if ((use_v4 ? p4->stopEvent(h) : p5->stopEvent(h)) != ncclSuccess)
+	if (stop_fn(h) != ncclSuccess)
 		die("stopEvent failed");
 	T(f, "\"op\":\"stop\",\"id\":\"0x%llx\"", H(h));
 }
 
-static void state(FILE *f, void *h, int st, ncclProfilerEventStateArgs_t *a,
-		  unsigned long long arg)
+/* @a: this version's ncclProfilerEventStateArgs (v1..v3: _v3_t), or NULL */
+static void state(FILE *f, void *h, int st, void *a, unsigned long long arg)
 {
-	if ((use_v4 ? p4->recordEventState(h, st, a) :
-		      p5->recordEventState(h, st, a)) != ncclSuccess)
+	ncclResult_t r = abi == 5 ? p5->recordEventState(h, st, a) :
+			 abi == 4 ? p4->recordEventState(h, st, a) :
+			 abi == 3 ? p3->recordEventState(h, st, a) :
+			 abi == 2 ? p2->recordEventState(h, st, a) :
+				    p1->recordEventState(h, st, a);
+
+	if (r != ncclSuccess)
 		die("recordEventState failed");
 	T(f, "\"op\":\"state\",\"id\":\"0x%llx\",\"state_id\":%d,\"arg\":%llu",
 	  H(h), st, arg);
@@ -189,6 +303,9 @@ static const char *const funcs[] = { "AllReduce", "AllGather", "ReduceScatter",
 				     "Broadcast" };
 static const char *const algos[] = { "Ring", "Tree", "CollnetDirect" };
 static const char *const protos[] = { "Simple", "LL", "LL128" };
+/* v1..v3: the names NCCL 2.23..2.25 give (v1: as enum values) */
+static const char *const algos_old[] = { "RING", "TREE", "COLLNET_DIRECT" };
+static const char *const protos_old[] = { "SIMPLE", "LL", "LL128" };
 
 static void *app_thread(void *arg)
 {
@@ -205,7 +322,7 @@ static void *app_thread(void *arg)
 		void *stream = (void *)(uintptr_t)(0x5000 + c->idx);
 		ncclProfilerEventStateArgs_t a;
 
-		if (!use_v4) {
+		if (abi == 5) {
 			D(ncclProfileGroupApi, NULL);
 			d.groupApi.graphCaptured = i % 3 == 1;
 			d.groupApi.groupDepth = 1;
@@ -214,7 +331,7 @@ static void *app_thread(void *arg)
 				       i % 3 == 1));
 			state(f, gapi, ncclProfilerGroupStartApiStop, NULL, 0);
 		}
-		if (!use_v4) {
+		if (abi == 5) {
 			D(ncclProfileCollApi, gapi);
 			d.collApi.func = fn;
 			d.collApi.count = count;
@@ -234,14 +351,14 @@ static void *app_thread(void *arg)
 			D(ncclProfileGroup, gapi);
 			grp = start(f, c, &d, "np_group", "");
 		}
-		if (!use_v4) {
+		if (abi == 5) {
 			D(ncclProfileKernelLaunch, gapi);
 			d.kernelLaunch.stream = stream;
 			kl = start(f, c, &d, "np_kernel_launch",
 				   F("\"stream\":\"0x%llx\"", H(stream)));
 		}
 		{
-			D(ncclProfileColl, use_v4 ? grp : capi);
+			D(ncclProfileColl, abi < 5 ? grp : capi);
 			d.coll.seqNumber = (uint64_t)i;
 			d.coll.func = fn;
 			d.coll.sendBuff = (void *)(uintptr_t)(0x7f0000001000ull + (uint64_t)i);
@@ -251,8 +368,8 @@ static void *app_thread(void *arg)
 			d.coll.datatype = "ncclBfloat16";
 			d.coll.nChannels = (uint8_t)nch;
 			d.coll.nWarps = 8;
-			d.coll.algo = algos[i % 3];
-			d.coll.proto = protos[i % 3];
+			d.coll.algo = (abi <= 3 ? algos_old : algos)[i % 3];
+			d.coll.proto = (abi <= 3 ? protos_old : protos)[i % 3];
 			d.coll.parentGroup = grp;
 			coll = start(f, c, &d, "np_coll",
 				     F("\"seq\":%d,\"func\":\"%s\",\"count\":%zu,"
@@ -261,7 +378,7 @@ static void *app_thread(void *arg)
 				       "\"nchannels\":%d,\"nwarps\":8,"
 				       "\"send_buff\":\"0x%llx\",\"recv_buff\":\"0x%llx\","
 				       "\"parent_group\":\"0x%llx\"", i, fn, count,
-				       i % 2, algos[i % 3], protos[i % 3], nch,
+				       i % 2, d.coll.algo, d.coll.proto, nch,
 				       H(d.coll.sendBuff), H(d.coll.recvBuff),
 				       H(grp)));
 		}
@@ -270,7 +387,7 @@ static void *app_thread(void *arg)
 		if (i % 2) {
 			int peer = (c->rank + 1) % c->nranks;
 
-			if (!use_v4) {
+			if (abi == 5) {
 				D(ncclProfileP2pApi, gapi);
 				d.p2pApi.func = "Send";
 				d.p2pApi.count = 77;
@@ -283,22 +400,23 @@ static void *app_thread(void *arg)
 						 "\"stream\":\"0x%llx\",\"graph_captured\":1",
 						 H(stream)));
 			}
-			D(ncclProfileP2p, use_v4 ? grp : p2papi);
+			D(ncclProfileP2p, abi < 5 ? grp : p2papi);
 			d.p2p.func = "Send";
 			d.p2p.buff = (void *)(uintptr_t)0x7f0000300000ull;
 			d.p2p.datatype = "ncclInt8";
 			d.p2p.count = 77;
 			d.p2p.peer = peer;
-			d.p2p.nChannels = 1;
+			d.p2p.nChannels = 1;	/* v1..v3 have none */
 			d.p2p.parentGroup = grp;
 			p2p = start(f, c, &d, "np_p2p",
 				    F("\"func\":\"Send\",\"count\":77,\"datatype\":"
-				      "\"ncclInt8\",\"peer\":%d,\"nchannels\":1,"
+				      "\"ncclInt8\",\"peer\":%d,\"nchannels\":%d,"
 				      "\"buff\":\"0x7f0000300000\",\"parent_group\":"
-				      "\"0x%llx\"", peer, H(grp)));
+				      "\"0x%llx\"", peer, abi >= 4, H(grp)));
 		}
-		for (int ch = 0; ch < nch; ch++) {
-			uint64_t t0 = gpu_now(), t1;
+		/* KernelCh: v3 on; with the GPU timer and its stop state: v4 on */
+		for (int ch = 0; abi >= 3 && ch < nch; ch++) {
+			uint64_t t0 = abi >= 4 ? gpu_now() : 0, t1;
 			void *k;
 
 			D(ncclProfileKernelCh, coll);
@@ -307,10 +425,12 @@ static void *app_thread(void *arg)
 			k = start(f, c, &d, "np_kernel_ch",
 				  F("\"channel\":%d,\"gpu_start\":%llu", ch,
 				    (unsigned long long)t0));
-			t1 = gpu_now();
-			a.kernelCh.pTimer = t1;
-			state(f, k, ncclProfilerKernelChStop, &a,
-			      (unsigned long long)t1);
+			if (abi >= 4) {
+				t1 = gpu_now();
+				a.kernelCh.pTimer = t1;
+				state(f, k, ncclProfilerKernelChStop, &a,
+				      (unsigned long long)t1);
+			}
 			stop(f, k);
 		}
 		/* The proxy thread works on this collective now. */
@@ -343,10 +463,16 @@ static void *proxy_thread(void *arg)
 	struct comm *c = pa->c;
 	FILE *f = open_memstream(&pa->buf, &pa->len);
 	ncclProfilerEventStateArgs_t a;
+	ncclProfilerEventStateArgs_v3_t a3;
+	void *args = abi <= 3 ? (void *)&a3 : (void *)&a;
 	char fb[1024];
 	void *ctrl;
 
 	pthread_barrier_wait(&start_bar);
+	/* v1..v3: the plugin learns the comm id from the first Coll; start
+	 * after it, so that the ids here are certain. */
+	while (abi <= 3 && !atomic_load(&c->coll[0]))
+		sched_yield();
 	{
 		D(ncclProfileProxyCtrl, NULL);
 		ctrl = start(f, c, &d, "np_proxy_ctrl", "");
@@ -358,7 +484,8 @@ static void *proxy_thread(void *arg)
 		while (!(coll = atomic_load(&c->coll[i])))
 			sched_yield();
 		a.proxyCtrl.appendedProxyOps = nch;
-		state(f, ctrl, ncclProfilerProxyCtrlAppendEnd, &a,
+		a3.proxyCtrl.appendedProxyOps = nch;
+		state(f, ctrl, ncclProfilerProxyCtrlAppendEnd, args,
 		      (unsigned long long)nch);
 		for (int ch = 0; ch < nch; ch++) {
 			int peer = (c->rank + 1) % c->nranks;
@@ -376,7 +503,16 @@ static void *proxy_thread(void *arg)
 				   F("\"op_pid\":%d,\"channel\":%d,\"peer\":%d,"
 				     "\"nsteps\":%d,\"chunk_size\":%d,\"is_send\":%d",
 				     getpid(), ch, peer, nsteps, chunk, ch % 2 == 0));
-			state(f, op, ncclProfilerProxyOpInProgress_v4, NULL, 0);
+			if (abi >= 4) {
+				state(f, op, ncclProfilerProxyOpInProgress_v4,
+				      NULL, 0);
+			} else {
+				/* v1..v3: SendPosted / RecvPosted (0 / 4) */
+				a3.proxyOp.transSize = (size_t)chunk * 3;
+				a3.proxyOp.steps = nsteps;
+				state(f, op, ch % 2 == 0 ? 0 : 4, &a3,
+				      (unsigned long long)chunk * 3);
+			}
 			for (int s = 0; s < nsteps; s++) {
 				ncclProfilerNetIbDescr_v1_t ib;
 				size_t trans = (size_t)chunk - (size_t)s;
@@ -390,11 +526,14 @@ static void *proxy_thread(void *arg)
 					st = start(f, c, &d, "np_proxy_step",
 						   F("\"step\":%d", s));
 				}
+				/* v1..v3 NCCL gives steps no argument */
 				a.proxyStep.transSize = 0;
-				state(f, st, ncclProfilerProxyStepSendGPUWait, &a, 0);
+				state(f, st, ncclProfilerProxyStepSendGPUWait,
+				      abi >= 4 ? &a : NULL, 0);
 				a.proxyStep.transSize = trans;
-				state(f, st, ncclProfilerProxyStepSendWait, &a,
-				      (unsigned long long)trans);
+				state(f, st, ncclProfilerProxyStepSendWait,
+				      abi >= 4 ? &a : NULL,
+				      abi >= 4 ? (unsigned long long)trans : 0);
 				memset(&ib, 0, sizeof(ib));
 				ib.type = ncclProfileQp;
 				ib.qp.device = c->idx % 2;
@@ -413,7 +552,8 @@ static void *proxy_thread(void *arg)
 						      "\"length\":%zu,\"ib_type\":1",
 						      c->idx % 2, ib.qp.qpNum, wr, trans));
 				}
-				stop(f, net);
+				if (net)
+					stop(f, net);
 				stop(f, st);
 			}
 			stop(f, op);
@@ -431,7 +571,8 @@ static void *proxy_thread(void *arg)
 			d.netPlugin.data = &so;
 			sk = start(f, c, &d, "np_net_sock",
 				   "\"fd\":33,\"op\":1,\"length\":4096");
-			stop(f, sk);
+			if (sk)
+				stop(f, sk);
 		}
 		atomic_store(&c->proxied, i + 1);
 	}
@@ -464,6 +605,26 @@ static void bad_calls(struct comm *c)
 	T(truth, "\"op\":\"skip\",\"raw_type\":0,\"why\":3");
 	p5->stopEvent(NULL);
 	p5->recordEventState(NULL, ncclProfilerKernelChStop, NULL);
+}
+
+/* v1, v2: a type their descriptor has no member for (KernelCh, 2.25's) */
+static void bad_calls_old(struct comm *c)
+{
+	ncclProfilerEventDescr_v1_t d1;
+	ncclProfilerEventDescr_v2_t d2;
+	void *h = (void *)1;
+
+	memset(&d1, 0, sizeof(d1));
+	memset(&d2, 0, sizeof(d2));
+	d1.type = d2.type = ncclProfileKernelCh;
+	if (abi == 1)
+		p1->startEvent(c->ctx, &h, &d1);
+	else
+		p2->startEvent(c->ctx, &h, &d2);
+	if (h)
+		die("v%d KernelCh got a handle", abi);
+	T(truth, "\"op\":\"skip\",\"raw_type\":%d,\"why\":1",
+	  ncclProfileKernelCh);
 }
 
 static void logfn(int level, unsigned long flags, const char *file, int line,
@@ -503,6 +664,7 @@ int main(int argc, char **argv)
 		{ "comms", required_argument, NULL, 'c' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "v4", no_argument, NULL, '4' },
+		{ "abi", required_argument, NULL, 'a' },
 		{ "bad", no_argument, NULL, 'b' },
 		{ "truth", required_argument, NULL, 't' },
 		{ "hold-ms", required_argument, NULL, 'h' },
@@ -520,7 +682,8 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'c': ncomms = atoi(optarg); break;
 		case 'n': iters = atoi(optarg); break;
-		case '4': use_v4 = 1; break;
+		case '4': abi = 4; break;
+		case 'a': abi = atoi(optarg); break;
 		case 'b': bad = 1; break;
 		case 't': truth_path = optarg; break;
 		case 'h': hold_ms = atoi(optarg); break;
@@ -528,18 +691,33 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (ncomms < 1 || ncomms > 64 || iters < 1 || iters > 1024)
-		die("--comms 1..64, --iters 1..1024");
+	if (ncomms < 1 || ncomms > 64 || iters < 1 || iters > 1024 ||
+	    abi < 1 || abi > 5)
+		die("--comms 1..64, --iters 1..1024, --abi 1..5");
 	truth = truth_path ? fopen(truth_path, "w") : fopen("/dev/null", "w");
 	if (!truth)
 		die("%s: %s", truth_path, strerror(errno));
 	dl = load();
-	if (use_v4)
-		p4 = dlsym(dl, "ncclProfiler_v4");
-	else
-		p5 = dlsym(dl, "ncclProfiler_v5");
-	if (!p4 && !p5)
-		die("no ncclProfiler_v%d in the plugin", use_v4 ? 4 : 5);
+	{
+		char sym[32];
+		void *p;
+
+		snprintf(sym, sizeof(sym), "ncclProfiler_v%d", abi);
+		p = dlsym(dl, sym);
+		if (!p)
+			die("no %s in the plugin", sym);
+		p5 = abi == 5 ? p : NULL;
+		p4 = abi == 4 ? p : NULL;
+		p3 = abi == 3 ? p : NULL;
+		p2 = abi == 2 ? p : NULL;
+		p1 = abi == 1 ? p : NULL;
+		/* stopEvent and finalize: the same in every version */
+		stop_fn = p5 ? p5->stopEvent : p4 ? p4->stopEvent :
+			  p3 ? p3->stopEvent : p2 ? p2->stopEvent : p1->stopEvent;
+		finalize_fn = p5 ? p5->finalize : p4 ? p4->finalize :
+			      p3 ? p3->finalize : p2 ? p2->finalize :
+			      p1->finalize;
+	}
 	cs = calloc((size_t)ncomms, sizeof(*cs));
 	pas = calloc((size_t)ncomms, sizeof(*pas));
 	th = calloc(2 * (size_t)ncomms, sizeof(*th));
@@ -552,20 +730,32 @@ int main(int argc, char **argv)
 		c->rank = i;
 		c->nranks = ncomms + 2;
 		snprintf(name, sizeof(name), "comm%d", i);
-		if ((use_v4 ? p4->init(&c->ctx, &mask, name, c->id, 2,
-				       c->nranks, c->rank, logfn) :
-			      p5->init(&c->ctx, c->id, &mask, name, 2,
-				       c->nranks, c->rank, logfn)) != ncclSuccess)
+		if ((abi == 5 ? p5->init(&c->ctx, c->id, &mask, name, 2,
+					 c->nranks, c->rank, logfn) :
+		     abi == 4 ? p4->init(&c->ctx, &mask, name, c->id, 2,
+					 c->nranks, c->rank, logfn) :
+		     abi == 3 ? p3->init(&c->ctx, &mask) :
+		     abi == 2 ? p2->init(&c->ctx, &mask) :
+				p1->init(&c->ctx, &mask)) != ncclSuccess)
 			die("init failed");
-		if (!c->ctx || mask != (use_v4 ? 0xff : 0xfff))
+		/* v5: all 12 types; v3, v4: 8; v1, v2: Group .. ProxyCtrl */
+		if (!c->ctx || mask != (abi == 5 ? 0xfff : abi >= 3 ? 0xff : 0x3f))
 			die("init: context %p, activation mask %#x", c->ctx, mask);
-		T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x%llx\",\"rank\":%d,"
-		  "\"fields\":{\"name\":\"%s\",\"nnodes\":2,\"nranks\":%d,"
-		  "\"abi\":%d}", (unsigned long long)c->id, c->rank, name,
-		  c->nranks, use_v4 ? 4 : 5);
+		/* v1..v3: init has no comm id, name, rank or sizes */
+		if (abi >= 4)
+			T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x%llx\","
+			  "\"rank\":%d,\"fields\":{\"name\":\"%s\",\"nnodes\":2,"
+			  "\"nranks\":%d,\"abi\":%d}", (unsigned long long)c->id,
+			  c->rank, name, c->nranks, abi);
+		else
+			T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x0\","
+			  "\"rank\":-1,\"fields\":{\"name\":\"\",\"nnodes\":0,"
+			  "\"nranks\":0,\"abi\":%d}", abi);
 	}
-	if (bad && !use_v4)
+	if (bad && abi == 5)
 		bad_calls(&cs[0]);
+	if (bad && abi <= 2)
+		bad_calls_old(&cs[0]);
 	/* --hold-ms: a live reader finds the process while it runs. */
 	if (hold_ms)
 		usleep((useconds_t)hold_ms * 1000);
@@ -588,7 +778,7 @@ int main(int argc, char **argv)
 	/* --fork: a child (a data loader, say) that makes a communicator of
 	 * its own while the parent's are live: one Group event, finalize.
 	 * Its records are not in the truth; it prints its pid. */
-	if (do_fork && !use_v4) {
+	if (do_fork && abi == 5) {
 		pid_t child = fork();
 		int st;
 
@@ -616,8 +806,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	for (int i = 0; i < ncomms; i++) {
-		if ((use_v4 ? p4->finalize(cs[i].ctx) :
-			      p5->finalize(cs[i].ctx)) != ncclSuccess)
+		if (finalize_fn(cs[i].ctx) != ncclSuccess)
 			die("finalize failed");
 		T(truth, "\"op\":\"comm_fini\",\"comm_id\":\"0x%llx\",\"rank\":%d",
 		  (unsigned long long)cs[i].id, cs[i].rank);
