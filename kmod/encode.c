@@ -120,9 +120,15 @@ void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_wc);
 
-void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev)
+/*
+ * name: the device's name as saved under rdt_dev_mutex; dev_name() may be
+ * read only under the devices_rwsem that ib_core holds around add, remove
+ * and rename, not when tracing goes on.
+ */
+void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev,
+		    const char *name)
 {
-	strscpy_pad(ev->name, dev_name(&ibdev->dev), sizeof(ev->name));
+	strscpy_pad(ev->name, name, sizeof(ev->name));
 	ev->node_guid = (__force u64)ibdev->node_guid;
 	ev->node_type = ibdev->node_type;
 	ev->phys_port_cnt = ibdev->phys_port_cnt;

@@ -147,7 +147,8 @@ void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
 		     bool user);
 void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 		bool user);
-void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev);
+void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev,
+		    const char *name);
 
 /* ---- ops wrapping (wrap.c) -------------------------------------------- */
 
@@ -167,9 +168,10 @@ unsigned long rdt_ops_save(rdt_ops_t *live, rdt_ops_t *saved,
 			   const struct ib_device_ops *wrappers,
 			   const struct rdt_op *tbl, unsigned int n);
 unsigned int rdt_ops_install(rdt_ops_t *live,
+			     const struct ib_device_ops *saved,
 			     const struct ib_device_ops *wrappers,
 			     const struct rdt_op *tbl, unsigned int n,
-			     unsigned long mask);
+			     unsigned long *mask);
 unsigned int rdt_ops_uninstall(rdt_ops_t *live,
 			       const struct ib_device_ops *saved,
 			       const struct ib_device_ops *wrappers,

@@ -883,19 +883,29 @@ unsigned long rdt_ops_save(rdt_ops_t *live, rdt_ops_t *saved,
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops_save);
 
+/*
+ * Put our wrappers where the saved originals still sit, as uninstall does
+ * the reverse: an op someone else changed since it was saved is left
+ * alone and its bit cleared from *mask (nothing of ours to undo there).
+ */
 unsigned int rdt_ops_install(rdt_ops_t *live,
+			     const struct ib_device_ops *saved,
 			     const struct ib_device_ops *wrappers,
 			     const struct rdt_op *tbl, unsigned int n,
-			     unsigned long mask)
+			     unsigned long *mask)
 {
 	unsigned int i, nr = 0;
 
 	for (i = 0; i < n; i++) {
-		if (!(mask & BIT(i)))
+		void *orig = *rdt_slot(saved, &tbl[i]);
+		void *w = *rdt_slot(wrappers, &tbl[i]);
+
+		if (!(*mask & BIT(i)))
 			continue;
-		WRITE_ONCE(*rdt_slot(live, &tbl[i]),
-			   *rdt_slot(wrappers, &tbl[i]));
-		nr++;
+		if (cmpxchg(rdt_slot(live, &tbl[i]), orig, w) == orig)
+			nr++;
+		else
+			*mask &= ~BIT(i);
 	}
 	return nr;
 }
@@ -939,7 +949,7 @@ static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
 
 	if (!rdt_want(type))
 		return;
-	rdt_enc_device(&ev, ibdev);
+	rdt_enc_device(&ev, ibdev, rd->name);
 	if (old)
 		strscpy_pad(ev.old_name, old, sizeof(ev.old_name));
 	idx = srcu_read_lock(&rdt_srcu);
@@ -949,6 +959,7 @@ static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
 
 struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 {
+	unsigned long mask;
 	struct rdt_dev *rd;
 	unsigned int nr;
 
@@ -968,8 +979,13 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 
 	/* Every CPU sees the context before any can enter a wrapper. */
 	synchronize_rcu();
-	nr = rdt_ops_install(&ibdev->ops, &rdt_wrappers, rdt_ops, rdt_nr_ops,
-			     rd->mask);
+	mask = rd->mask;
+	nr = rdt_ops_install(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
+			     rdt_nr_ops, &mask);
+	if (mask != rd->mask)
+		pr_warn("%s: %lu ops changed by someone else since saved: not wrapped\n",
+			rd->name, hweight_long(rd->mask & ~mask));
+	rd->mask = mask;	/* what uninstall puts back */
 	WRITE_ONCE(rd->nr_wrapped, nr);
 	pr_info("%s: wrapped %u ops\n", rd->name, nr);
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_ADD, nr, NULL);

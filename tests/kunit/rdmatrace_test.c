@@ -248,8 +248,10 @@ static void rdt_test_wrap_null_rule(struct kunit *test)
 	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
 			    rdt_nr_ops);
 	KUNIT_EXPECT_EQ(test, hweight_long(mask), 3);
-	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->wrappers, rdt_ops,
-					      rdt_nr_ops, mask), 3);
+	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->saved,
+					      &f->wrappers, rdt_ops,
+					      rdt_nr_ops, &mask), 3);
+	KUNIT_EXPECT_EQ(test, hweight_long(mask), 3);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &wrap_post_send);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &wrap_poll_cq);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.dereg_mr, &wrap_dereg_mr);
@@ -268,7 +270,8 @@ static void rdt_test_wrap_roundtrip(struct kunit *test)
 
 	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
 			    rdt_nr_ops);
-	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	rdt_ops_install(&f->live, &f->saved, &f->wrappers, rdt_ops, rdt_nr_ops,
+			&mask);
 	KUNIT_EXPECT_EQ(test, rdt_ops_uninstall(&f->live, &f->saved,
 						&f->wrappers, rdt_ops,
 						rdt_nr_ops, mask, &foreign), 3);
@@ -283,14 +286,16 @@ static void rdt_test_wrap_double(struct kunit *test)
 
 	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
 			    rdt_nr_ops);
-	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	rdt_ops_install(&f->live, &f->saved, &f->wrappers, rdt_ops, rdt_nr_ops,
+			&mask);
 	/* A second wrap must not take our wrappers for originals. */
 	mask2 = rdt_ops_save(&f->live, &f->saved2, &f->wrappers, rdt_ops,
 			     rdt_nr_ops);
 	KUNIT_EXPECT_EQ(test, mask2, 0);
 	KUNIT_EXPECT_NULL(test, f->saved2.post_send);
-	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->wrappers, rdt_ops,
-					      rdt_nr_ops, mask2), 0);
+	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->saved2,
+					      &f->wrappers, rdt_ops,
+					      rdt_nr_ops, &mask2), 0);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &wrap_post_send);
 	KUNIT_EXPECT_PTR_EQ(test, f->saved.post_send, &fake_post_send);
 }
@@ -303,7 +308,8 @@ static void rdt_test_unwrap_changed(struct kunit *test)
 
 	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
 			    rdt_nr_ops);
-	rdt_ops_install(&f->live, &f->wrappers, rdt_ops, rdt_nr_ops, mask);
+	rdt_ops_install(&f->live, &f->saved, &f->wrappers, rdt_ops, rdt_nr_ops,
+			&mask);
 	f->live.poll_cq = other_poll_cq;	/* someone else wrapped us */
 	KUNIT_EXPECT_EQ(test, rdt_ops_uninstall(&f->live, &f->saved,
 						&f->wrappers, rdt_ops,
@@ -312,6 +318,30 @@ static void rdt_test_unwrap_changed(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &other_poll_cq);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &fake_post_send);
 	KUNIT_EXPECT_PTR_EQ(test, f->live.dereg_mr, &fake_dereg_mr);
+}
+
+/* Changed between save and install: left alone, as uninstall would. */
+static void rdt_test_install_changed(struct kunit *test)
+{
+	struct rdt_fake *f = rdt_fake_new(test);
+	unsigned int foreign;
+	unsigned long mask;
+
+	mask = rdt_ops_save(&f->live, &f->saved, &f->wrappers, rdt_ops,
+			    rdt_nr_ops);
+	f->live.poll_cq = other_poll_cq;
+	KUNIT_EXPECT_EQ(test, rdt_ops_install(&f->live, &f->saved,
+					      &f->wrappers, rdt_ops,
+					      rdt_nr_ops, &mask), 2);
+	KUNIT_EXPECT_EQ(test, hweight_long(mask), 2);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &other_poll_cq);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &wrap_post_send);
+	KUNIT_EXPECT_EQ(test, rdt_ops_uninstall(&f->live, &f->saved,
+						&f->wrappers, rdt_ops,
+						rdt_nr_ops, mask, &foreign), 2);
+	KUNIT_EXPECT_EQ(test, foreign, 0);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.poll_cq, &other_poll_cq);
+	KUNIT_EXPECT_PTR_EQ(test, f->live.post_send, &fake_post_send);
 }
 
 static void rdt_test_ops_table(struct kunit *test)
@@ -337,6 +367,7 @@ static struct kunit_case rdt_wrap_cases[] = {
 	KUNIT_CASE(rdt_test_wrap_roundtrip),
 	KUNIT_CASE(rdt_test_wrap_double),
 	KUNIT_CASE(rdt_test_unwrap_changed),
+	KUNIT_CASE(rdt_test_install_changed),
 	KUNIT_CASE(rdt_test_ops_table),
 	{}
 };
