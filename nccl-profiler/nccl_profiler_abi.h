@@ -231,7 +231,7 @@ typedef struct {
 	};
 } ncclProfilerNetSockDescr_v1_t;
 
-/* ---- v1 to v3 (NCCL 2.23 .. 2.25) ---------------------------------------
+/* ---- v1 to v3 (NCCL 2.23 .. 2.26) ---------------------------------------
  * init has neither the communicator's id nor its rank: Coll and P2p carry
  * the communicator's name and commHash.  v1 gives func, datatype, algo and
  * proto as NCCL's enum values (ncclFunc_t, ncclDataType_t, NCCL_ALGO_*,

@@ -543,7 +543,7 @@ NP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
 	.finalize = finalize,
 };
 
-/* ---- v4 (NCCL 2.26 .. 2.27) ---------------------------------------------- */
+/* ---- v4 (NCCL 2.27) ---------------------------------------------------- */
 
 static ncclResult_t init_v4(void **context, int *mask, const char *name,
 			    uint64_t comm_hash, int nnodes, int nranks,
@@ -649,7 +649,7 @@ NP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
 	.finalize = finalize,
 };
 
-/* ---- v1 to v3 (NCCL 2.23 .. 2.25) ------------------------------------------
+/* ---- v1 to v3 (NCCL 2.23 .. 2.26) ------------------------------------------
  *
  * init has no communicator: its record has comm_id 0, no name, rank -1 and
  * nnodes, nranks 0; the events carry the commHash of the first Coll or P2p

@@ -5,7 +5,7 @@
  * libnccl-profiler-NAME.so on the library path, or a path as it is), looks
  * up ncclProfiler_v5 (--abi N: ncclProfiler_vN, 1..5; --v4 is --abi 4) and
  * replays NCCL's calls, with that version's descriptors, state arguments
- * and events (v1..v3 as NCCL 2.23..2.25 make them: no KernelCh or net
+ * and events (v1..v3 as NCCL 2.23..2.26 make them: no KernelCh or net
  * events before v3, no GPU timer in v3, ProxyOp states with transSize,
  * commHash in Coll and P2p, v1's enum values for names):
  * init per communicator, then per communicator an application thread
@@ -303,7 +303,7 @@ static const char *const funcs[] = { "AllReduce", "AllGather", "ReduceScatter",
 				     "Broadcast" };
 static const char *const algos[] = { "Ring", "Tree", "CollnetDirect" };
 static const char *const protos[] = { "Simple", "LL", "LL128" };
-/* v1..v3: the names NCCL 2.23..2.25 give (v1: as enum values) */
+/* v1..v3: the names NCCL 2.23..2.26 give (v1: as enum values) */
 static const char *const algos_old[] = { "RING", "TREE", "COLLNET_DIRECT" };
 static const char *const protos_old[] = { "SIMPLE", "LL", "LL128" };
 
@@ -607,7 +607,7 @@ static void bad_calls(struct comm *c)
 	p5->recordEventState(NULL, ncclProfilerKernelChStop, NULL);
 }
 
-/* v1, v2: a type their descriptor has no member for (KernelCh, 2.25's) */
+/* v1, v2: a type their descriptor has no member for (KernelCh, v3's) */
 static void bad_calls_old(struct comm *c)
 {
 	ncclProfilerEventDescr_v1_t d1;
