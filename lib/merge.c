@@ -487,9 +487,11 @@ static int queue_raw(struct rdt_src *s, const void *buf, size_t want)
 
 	if (!n)
 		return -ENOMEM;
-	/* as rdt_decode leaves it: the union beyond the type zeroed */
+	/* as rdt_decode leaves it: the union beyond the type zeroed (a
+	 * fixed-size clear is a few vector stores, a variable one was a
+	 * "rep stos") */
+	memset(&n->ev.rec, 0, sizeof(n->ev.rec));
 	memcpy(&n->ev.rec, buf, want);
-	memset((char *)&n->ev.rec + want, 0, sizeof(n->ev.rec) - want);
 	n->ev.ts = src_ts(s, n->ev.rec.hdr.ts_ns);
 	n->ev.src = s->idx;
 	n->ev.seq = s->seq++;
