@@ -323,9 +323,10 @@ def main():
                 "JOIN nccl_plugin_spans op ON op.host=s.host AND op.pid=s.pid "
                 "AND op.ev_id=s.parent JOIN nccl_plugin_wrs w ON w.host=s.host "
                 "AND w.pid=s.pid AND w.step_id=s.ev_id WHERE s.type='np_proxy_step' "
+                "AND json_extract(op.fields, '$.is_send') = 1 "
                 "AND op.parent=? AND s.host=? AND s.pid=? GROUP BY s.ev_id "
                 "ORDER BY s.start_ns", (cid, h, pid)):
-            print(f"  step {step}: {us(sdur)} us, {swrs} WRs, {sb} B, rxe CQEs {cqes}")
+            print(f"  send step {step}: {us(sdur)} us, {swrs} WRs, {sb} B, rxe CQEs {cqes}")
 
     # ---- drops ---------------------------------------------------------------
     lost = db.execute("SELECT coalesce(sum(lost), 0) FROM drops WHERE cpu IS NULL").fetchone()[0]

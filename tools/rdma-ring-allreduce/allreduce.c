@@ -81,8 +81,16 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 	int pending;
 
 	DTRACE_PROBE5(rdmatrace, coll_begin, RRA_OP_ALLREDUCE, bytes, rank, n, seq);
-	prof_coll_begin(c->prof, seq, rg->count, rright, rg->steps, rg->K,
+	prof_coll_begin(c->prof, seq, rg->count, rright, left, rg->steps, rg->K,
 			(uint32_t)(rg->maxseg * sizeof(float) / rg->K));
+	/*
+	 * Receives are taken in post order, and the last collective took as
+	 * many as it had chunks: the rq_depth receives now posted (some
+	 * perhaps taken already, c->stash) are chunks 0 .. rq_depth - 1 of
+	 * this one; each repost below is the receive of chunk j + rq_depth.
+	 */
+	for (uint64_t j = 0; j < total && j < c->rq_depth; j++)
+		prof_recv_post(c->prof, j, 0, c->qp_recv->qp_num);
 
 	/* Completions for us that the last collective polled early come first. */
 	pending = (int)c->nstash;
@@ -170,6 +178,9 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 				}
 				st->recv_cqes++;
 				consume(c, rg, rank, s, k);
+				prof_recv_done(c->prof, recvs_done, wc[i].byte_len);
+				prof_recv_post(c->prof, recvs_done + c->rq_depth, 0,
+					       c->qp_recv->qp_num);
 				if (rdma_post_recv(c, 0))
 					return -1;
 				st->recvs_posted++;
