@@ -83,6 +83,10 @@ tgt("exact drop count at 2x the rate asked, rdmatrace-record", "capture_record.o
     "(1 = exact)")
 tgt("decode+merge to binary", "decode.binary.events_per_s", ">=", 50e6, "events/s")
 tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
+# Issue 21: the two slow sinks (400 k events); Perfetto's memory stays flat.
+tgt("decode to SQLite", "decode.sqlite.events_per_s", ">=", 1e6, "events/s")
+tgt("decode to Perfetto", "decode.perfetto.events_per_s", ">=", 1e6, "events/s")
+tgt("Perfetto sink peak RSS (400 k events)", "decode.perfetto.rss_kb", "<=", 8192, "KiB")
 tgt("RSS growth with 4x events (binary)", "decode.rss_ratio_4x_events", "<=", 1.1, "x")
 tgt("added ns per traced NCCL call (real libnccl)", "nccl.real.added_ns", "<=", 1000, "ns")
 tgt("added ns per profiler startEvent + stopEvent pair, reader draining",
