@@ -44,6 +44,7 @@ struct lq {
 };
 
 #define MAX_RUNS 1024
+#define RUN_SLOTS 2048		/* open addressing, at most half full */
 
 /* One heap entry: the merge order's key, and a queued copy (live sources,
  * bookkeeping) or NULL for an ordered stream's in-place head. */
@@ -87,8 +88,8 @@ struct rdt_reader {
 	bool ordered_only, primed;
 	struct rdt_src *refill;
 	struct node *free_nodes;
-	struct lq **runs;
-	unsigned int nruns, last_run;
+	struct lq **runs;	/* RUN_SLOTS slots by (source, CPU) */
+	unsigned int nruns;
 	size_t nqueued;		/* events in runs behind their heads */
 	struct name_ent *comms[NAME_BUCKETS];
 	struct name_ent *devs[NAME_BUCKETS];
@@ -181,7 +182,7 @@ RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
 			n = x;
 		}
 	}
-	for (unsigned int i = 0; i < r->nruns; i++)
+	for (unsigned int i = 0; r->runs && i < RUN_SLOTS; i++)
 		free(r->runs[i]);
 	free(r->runs);
 	free(r->heap);
@@ -498,32 +499,24 @@ static uint64_t src_ts(const struct rdt_src *s, uint64_t ts)
 	return s->r->tb == RDT_TIME_REALTIME ? ts + (uint64_t)s->fh.realtime_offset_ns : ts;
 }
 
+/* The run of (@src, @cpu), made on first use; NULL past MAX_RUNS. */
 static struct lq *find_run(struct rdt_reader *r, uint32_t src, uint32_t cpu)
 {
-	struct lq *q, **v;
+	uint64_t k = ((uint64_t)src << 32 | cpu) * 0x9e3779b97f4a7c15ull;
+	unsigned int i = (unsigned int)(k >> 53) % RUN_SLOTS;
+	struct lq *q;
 
-	if (r->nruns) {
-		q = r->runs[r->last_run];
+	if (!r->runs && !(r->runs = calloc(RUN_SLOTS, sizeof(*r->runs))))
+		return NULL;
+	for (; (q = r->runs[i]); i = (i + 1) % RUN_SLOTS)
 		if (q->src == src && q->cpu == cpu)
 			return q;
-	}
-	for (unsigned int i = 0; i < r->nruns; i++)
-		if (r->runs[i]->src == src && r->runs[i]->cpu == cpu) {
-			r->last_run = i;
-			return r->runs[i];
-		}
 	if (r->nruns >= MAX_RUNS || !(q = calloc(1, sizeof(*q))))
 		return NULL;
-	v = realloc(r->runs, (r->nruns + 1) * sizeof(*v));
-	if (!v) {
-		free(q);
-		return NULL;
-	}
-	r->runs = v;
 	q->src = src;
 	q->cpu = cpu;
-	r->last_run = r->nruns;
-	r->runs[r->nruns++] = q;
+	r->runs[i] = q;
+	r->nruns++;
 	return q;
 }
 
