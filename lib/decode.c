@@ -57,17 +57,17 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_NP_SKIP]	= { "np_skip", sizeof(struct rdt_ev_np_skip) },
 };
 
-size_t rdt_record_size(unsigned int type)
+RDT_EXPORT size_t rdt_record_size(unsigned int type)
 {
 	return type <= RDT_EV_MAX ? rdt_types[type].size : 0;
 }
 
-const char *rdt_type_name(unsigned int type)
+RDT_EXPORT const char *rdt_type_name(unsigned int type)
 {
 	return type <= RDT_EV_MAX ? rdt_types[type].name : NULL;
 }
 
-int rdt_type_from_name(const char *name)
+RDT_EXPORT int rdt_type_from_name(const char *name)
 {
 	for (unsigned int i = 0; i <= RDT_EV_MAX; i++)
 		if (rdt_types[i].name && !strcasecmp(rdt_types[i].name, name))
@@ -75,7 +75,7 @@ int rdt_type_from_name(const char *name)
 	return -1;
 }
 
-enum rdt_decode_result rdt_decode(const void *buf, size_t len,
+RDT_EXPORT enum rdt_decode_result rdt_decode(const void *buf, size_t len,
 				  union rdt_record *out, size_t *consumed,
 				  const char **why)
 {
@@ -97,7 +97,7 @@ enum rdt_decode_result rdt_decode(const void *buf, size_t len,
 	return ret;
 }
 
-const char *rdt_source_name(unsigned int source)
+RDT_EXPORT const char *rdt_source_name(unsigned int source)
 {
 	switch (source) {
 	case RDT_SRC_KMOD: return "kmod";
@@ -108,7 +108,7 @@ const char *rdt_source_name(unsigned int source)
 	return "?";
 }
 
-const char *rdt_np_type_name(unsigned int ntype)
+RDT_EXPORT const char *rdt_np_type_name(unsigned int ntype)
 {
 	switch (ntype) {
 	case RDT_NP_GROUP: return "Group";
@@ -129,7 +129,7 @@ const char *rdt_np_type_name(unsigned int ntype)
 }
 
 /* NCCL's ncclProfilerEventState_v5_t names, without the common prefix. */
-const char *rdt_np_state_name(unsigned int state)
+RDT_EXPORT const char *rdt_np_state_name(unsigned int state)
 {
 	static const char *const n[] = {
 		"ProxyOpSendPosted", "ProxyOpSendRemFifoWait",
@@ -148,14 +148,14 @@ const char *rdt_np_state_name(unsigned int state)
 	return state < sizeof(n) / sizeof(n[0]) ? n[state] : "?";
 }
 
-const char *rdt_qp_state_name(unsigned int s)
+RDT_EXPORT const char *rdt_qp_state_name(unsigned int s)
 {
 	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD",
 					 "SQE", "ERR" };
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
-const char *rdt_wr_opcode_name(unsigned int op)
+RDT_EXPORT const char *rdt_wr_opcode_name(unsigned int op)
 {
 	/* enum ib_wr_opcode (ib_verbs.h), equal to IB_UVERBS_WR_* below 0x0e */
 	static const char *const n[] = {
@@ -171,7 +171,7 @@ const char *rdt_wr_opcode_name(unsigned int op)
 	return "?";
 }
 
-const char *rdt_wc_opcode_name(unsigned int op)
+RDT_EXPORT const char *rdt_wc_opcode_name(unsigned int op)
 {
 	switch (op) {
 	case 0: return "SEND";
@@ -193,7 +193,7 @@ const char *rdt_wc_opcode_name(unsigned int op)
 	return "?";
 }
 
-const char *rdt_wc_status_name(unsigned int s)
+RDT_EXPORT const char *rdt_wc_status_name(unsigned int s)
 {
 	static const char *const n[] = {
 		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
@@ -207,7 +207,7 @@ const char *rdt_wc_status_name(unsigned int s)
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
-const char *rdt_nccl_fn_name(unsigned int fn)
+RDT_EXPORT const char *rdt_nccl_fn_name(unsigned int fn)
 {
 	static const char *const n[RDT_NCCL_FN_MAX] = {
 		[RDT_NCCL_GET_UNIQUE_ID]	= "ncclGetUniqueId",
@@ -233,7 +233,7 @@ const char *rdt_nccl_fn_name(unsigned int fn)
 	return fn < RDT_NCCL_FN_MAX && n[fn] ? n[fn] : "?";
 }
 
-int rdt_nccl_type_size(int dt)
+RDT_EXPORT int rdt_nccl_type_size(int dt)
 {
 	/* ncclDataType_t of nccl.h 2.19+: int8 uint8 int32 uint32 int64 uint64
 	 * half float double bfloat16 fp8e4m3 fp8e5m2 */
@@ -241,7 +241,7 @@ int rdt_nccl_type_size(int dt)
 	return dt >= 0 && dt < (int)(sizeof(sz) / sizeof(sz[0])) ? sz[dt] : 0;
 }
 
-bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
+RDT_EXPORT bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
 {
 	switch (rec->hdr.type) {
 	case RDT_EV_QP_CREATE: *qpn = rec->qp_create.qpn; return true;
