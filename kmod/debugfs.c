@@ -108,11 +108,11 @@ static int rdt_enable_store(const char *buf)
 		return -ENODEV;
 	}
 	if (on && !READ_ONCE(rdt_enabled)) {
-		WRITE_ONCE(rdt_enabled, true);
+		rdt_set_enabled(true);
 		rdt_dev_statedump();
 		return 0;
 	}
-	WRITE_ONCE(rdt_enabled, on);
+	rdt_set_enabled(on);
 	if (!on)
 		synchronize_srcu(&rdt_srcu);
 	return 0;
@@ -340,8 +340,8 @@ void rdt_debugfs_exit(void)
 {
 	struct rdt_trace *t;
 
-	WRITE_ONCE(rdt_enabled, false);
 	mutex_lock(&rdt_ctl_mutex);
+	rdt_set_enabled(false);
 	t = rdt_trace_locked();
 	RCU_INIT_POINTER(rdt_cur_trace, NULL);
 	mutex_unlock(&rdt_ctl_mutex);

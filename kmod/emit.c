@@ -33,6 +33,24 @@ struct rdt_filter rdt_cur_filter = {
 };
 
 bool rdt_enabled;
+DEFINE_STATIC_KEY_FALSE(rdt_on);
+
+/*
+ * Tracing on or off: rdt_enabled is what the emit path reads inside its
+ * SRCU section, rdt_on the static key the wrappers test before entering
+ * one (a jump while off, no load).  The key is on only while the flag is.
+ * Under rdt_ctl_mutex, or at load before any wrapper is installed.
+ */
+void rdt_set_enabled(bool on)
+{
+	if (on) {
+		WRITE_ONCE(rdt_enabled, true);
+		static_branch_enable(&rdt_on);
+	} else {
+		static_branch_disable(&rdt_on);
+		WRITE_ONCE(rdt_enabled, false);
+	}
+}
 
 void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,
 		  u32 cpu, u32 pid, u32 tid)

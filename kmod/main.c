@@ -83,7 +83,7 @@ static int __init rdt_init(void)
 	if (ret)
 		goto out;
 
-	WRITE_ONCE(rdt_enabled, rdt_param_enable);
+	rdt_set_enabled(rdt_param_enable);
 	ret = ib_register_client(&rdt_client);
 	if (ret) {
 		pr_err("ib_register_client failed (%d)\n", ret);

@@ -15,6 +15,7 @@
 
 #include <linux/types.h>
 #include <linux/irqflags.h>
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/relay.h>
 #include <linux/srcu.h>
@@ -86,21 +87,13 @@ extern struct srcu_struct rdt_srcu;
 extern struct rdt_trace __rcu *rdt_cur_trace;
 extern struct rdt_filter rdt_cur_filter;
 extern bool rdt_enabled;
+DECLARE_STATIC_KEY_FALSE(rdt_on);
+void rdt_set_enabled(bool on);
 
 static inline bool rdt_want(u16 type)
 {
 	return READ_ONCE(rdt_enabled) &&
 	       (READ_ONCE(rdt_cur_filter.evmask) & RDT_EVMASK(type));
-}
-
-/*
- * The data path wrappers stamp their calls with this: while tracing is off
- * it costs one load instead of a clock read.  A call that raced with the
- * enable and got 0 is stamped by rdt_emit() instead.
- */
-static inline u64 rdt_now(void)
-{
-	return READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
 }
 
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts);

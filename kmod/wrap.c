@@ -7,7 +7,8 @@
  *    synchronize_rcu(), then WRITE_ONCE() the wrappers, only over non-NULL
  *    originals;
  *  - every wrapper runs its original inside an SRCU read section and never
- *    sleeps on its own;
+ *    sleeps on its own; the data path ones (posts, polls, notifies, whose
+ *    originals never sleep) skip it while nothing traces;
  *  - remove: cmpxchg() each op back to its original and retire the
  *    context; contexts stay findable until module exit, so a caller that
  *    loaded a wrapper's address before the unwrap still finds its original;
@@ -49,19 +50,43 @@ static DEFINE_HASHTABLE(rdt_dev_hash, 6);
 static LIST_HEAD(rdt_dev_list);
 static DEFINE_MUTEX(rdt_dev_mutex);
 
-/* Newest first, so a reused ib_device address finds its live context. */
-static struct rdt_dev *rdt_dev_find(struct ib_device *ibdev)
-{
-	struct rdt_dev *rd;
+/*
+ * The device wrapped last, while it is wrapped: on a host with one RDMA
+ * device a wrapper finds its context with one compare.  Set as soon as the
+ * context is published, cleared when it retires, so a reused ib_device
+ * address never finds a retired context here.  Never NULL: with no device
+ * it is rdt_dev_none, whose ibdev matches none.
+ */
+static struct rdt_dev rdt_dev_none;
+static struct rdt_dev *rdt_dev_last = &rdt_dev_none;
 
+/* Newest first, so a reused ib_device address finds its live context. */
+static noinline struct rdt_dev *rdt_dev_find_slow(struct ib_device *ibdev)
+{
+	struct rdt_dev *rd, *found = NULL;
+
+	rcu_read_lock();
 	hash_for_each_possible_rcu(rdt_dev_hash, rd, hnode,
-				   (unsigned long)ibdev,
-				   srcu_read_lock_held(&rdt_srcu))
-		if (rd->ibdev == ibdev)
-			return rd;
-	WARN_ONCE(1, "rdmatrace: wrapper called for unknown device %s\n",
+				   (unsigned long)ibdev)
+		if (rd->ibdev == ibdev) {
+			found = rd;
+			break;
+		}
+	rcu_read_unlock();
+	WARN_ONCE(!found, "rdmatrace: wrapper called for unknown device %s\n",
 		  dev_name(&ibdev->dev));
-	return NULL;
+	return found;
+}
+
+/*
+ * Contexts are freed only at module exit (main.c), after every wrapper has
+ * returned: the pointer stays valid after the lookup's RCU section.
+ */
+static __always_inline struct rdt_dev *rdt_dev_find(struct ib_device *ibdev)
+{
+	struct rdt_dev *rd = READ_ONCE(rdt_dev_last);
+
+	return likely(rd->ibdev == ibdev) ? rd : rdt_dev_find_slow(ibdev);
 }
 
 static bool rdt_uobj(const void *uobject)
@@ -73,8 +98,8 @@ static bool rdt_uobj(const void *uobject)
 
 /*
  * The data path encodes each record straight into its relay slot.  These
- * run only while tracing (the wrappers test rdt_enabled first), out of
- * line, so the wrappers' own frames stay small when it is off.
+ * run only while tracing (the wrappers test the rdt_on static key first),
+ * out of line, so the wrappers' own frames stay small when it is off.
  *
  * A post's WRs are read before the driver runs, never after: once the
  * driver has the WRs a completion may run (inline on rxe loopback, or in
@@ -359,61 +384,111 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	trace_req_notify_cq(rd->index, &ev);
 }
 
-static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
+/*
+ * The data path wrappers.  While nothing traces (the relay trace off and
+ * their tracepoints off, all static keys) they look up the original and
+ * jump to it, with no SRCU section: these ops never sleep (their callers
+ * may hold spinlocks or run in softirq), and module exit frees the
+ * contexts only after synchronize_rcu_tasks(), which waits for every task
+ * that is, even preempted, inside this module's text.  When tracing, the
+ * out-of-line traced variants run the whole call in an SRCU section.
+ */
+static noinline int rdt_srcu_post_send(struct ib_qp *qp,
+				       const struct ib_send_wr *wr,
+				       const struct ib_send_wr **bad)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	int ret = -ENODEV;
+	int ret = rd ? rdt_traced_post_send(rd, qp, wr, bad) : -ENODEV;
 
-	if (rd) {
-		if (READ_ONCE(rdt_enabled) || trace_post_send_enabled() ||
-		    trace_post_send_ret_enabled())
-			ret = rdt_traced_post_send(rd, qp, wr, bad);
-		else
-			ret = rd->orig.post_send(qp, wr, bad);
-	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
+}
+
+/* Off, and not the last device wrapped: the hash lookup, out of line. */
+static noinline int rdt_slow_post_send(struct ib_qp *qp,
+				       const struct ib_send_wr *wr,
+				       const struct ib_send_wr **bad)
+{
+	struct rdt_dev *rd = rdt_dev_find_slow(qp->device);
+
+	return rd ? rd->orig.post_send(qp, wr, bad) : -ENODEV;
+}
+
+static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
+{
+	struct rdt_dev *rd;
+
+	if (static_branch_unlikely(&rdt_on) || trace_post_send_enabled() ||
+	    trace_post_send_ret_enabled())
+		return rdt_srcu_post_send(qp, wr, bad);
+	rd = READ_ONCE(rdt_dev_last);
+	if (unlikely(rd->ibdev != qp->device))
+		return rdt_slow_post_send(qp, wr, bad);
+	return rd->orig.post_send(qp, wr, bad);
+}
+
+/* srq: NULL for post_recv, else post_srq_recv (qp NULL). */
+static noinline int rdt_srcu_post_recv(struct ib_qp *qp, struct ib_srq *srq,
+				       const struct ib_recv_wr *wr,
+				       const struct ib_recv_wr **bad)
+{
+	int idx = srcu_read_lock(&rdt_srcu);
+	struct rdt_dev *rd = rdt_dev_find(srq ? srq->device : qp->device);
+	int ret = rd ? rdt_traced_post_recv(rd, qp, srq, wr, bad) : -ENODEV;
+
+	srcu_read_unlock(&rdt_srcu, idx);
+	return ret;
+}
+
+static noinline int rdt_slow_post_recv(struct ib_qp *qp,
+				       const struct ib_recv_wr *wr,
+				       const struct ib_recv_wr **bad)
+{
+	struct rdt_dev *rd = rdt_dev_find_slow(qp->device);
+
+	return rd ? rd->orig.post_recv(qp, wr, bad) : -ENODEV;
 }
 
 static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad)
 {
-	int idx = srcu_read_lock(&rdt_srcu);
-	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	int ret = -ENODEV;
+	struct rdt_dev *rd;
 
-	if (rd) {
-		if (READ_ONCE(rdt_enabled) || trace_post_recv_enabled() ||
-		    trace_post_recv_ret_enabled())
-			ret = rdt_traced_post_recv(rd, qp, NULL, wr, bad);
-		else
-			ret = rd->orig.post_recv(qp, wr, bad);
-	}
-	srcu_read_unlock(&rdt_srcu, idx);
-	return ret;
+	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
+	    trace_post_recv_ret_enabled())
+		return rdt_srcu_post_recv(qp, NULL, wr, bad);
+	rd = READ_ONCE(rdt_dev_last);
+	if (unlikely(rd->ibdev != qp->device))
+		return rdt_slow_post_recv(qp, wr, bad);
+	return rd->orig.post_recv(qp, wr, bad);
+}
+
+static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
+					   const struct ib_recv_wr *wr,
+					   const struct ib_recv_wr **bad)
+{
+	struct rdt_dev *rd = rdt_dev_find_slow(srq->device);
+
+	return rd ? rd->orig.post_srq_recv(srq, wr, bad) : -ENODEV;
 }
 
 static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 			     const struct ib_recv_wr **bad)
 {
-	int idx = srcu_read_lock(&rdt_srcu);
-	struct rdt_dev *rd = rdt_dev_find(srq->device);
-	int ret = -ENODEV;
+	struct rdt_dev *rd;
 
-	if (rd) {
-		if (READ_ONCE(rdt_enabled) || trace_post_recv_enabled() ||
-		    trace_post_recv_ret_enabled())
-			ret = rdt_traced_post_recv(rd, NULL, srq, wr, bad);
-		else
-			ret = rd->orig.post_srq_recv(srq, wr, bad);
-	}
-	srcu_read_unlock(&rdt_srcu, idx);
-	return ret;
+	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
+	    trace_post_recv_ret_enabled())
+		return rdt_srcu_post_recv(NULL, srq, wr, bad);
+	rd = READ_ONCE(rdt_dev_last);
+	if (unlikely(rd->ibdev != srq->device))
+		return rdt_slow_post_srq_recv(srq, wr, bad);
+	return rd->orig.post_srq_recv(srq, wr, bad);
 }
 
-static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+static noinline int rdt_srcu_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
@@ -430,11 +505,32 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 	return ret;
 }
 
-static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+static noinline int rdt_slow_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	struct rdt_dev *rd = rdt_dev_find_slow(cq->device);
+
+	return rd ? rd->orig.poll_cq(cq, n, wc) : -ENODEV;
+}
+
+static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	struct rdt_dev *rd;
+
+	if (static_branch_unlikely(&rdt_on) || trace_poll_cq_wc_enabled() ||
+	    trace_poll_cq_enabled())
+		return rdt_srcu_poll_cq(cq, n, wc);
+	rd = READ_ONCE(rdt_dev_last);
+	if (unlikely(rd->ibdev != cq->device))
+		return rdt_slow_poll_cq(cq, n, wc);
+	return rd->orig.poll_cq(cq, n, wc);
+}
+
+static noinline int rdt_srcu_req_notify_cq(struct ib_cq *cq,
+					   enum ib_cq_notify_flags flags)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
-	u64 ts = rdt_now();
+	u64 ts = READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
 	int ret = -ENODEV;
 
 	if (rd) {
@@ -446,6 +542,26 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
+}
+
+static noinline int rdt_slow_req_notify_cq(struct ib_cq *cq,
+					   enum ib_cq_notify_flags flags)
+{
+	struct rdt_dev *rd = rdt_dev_find_slow(cq->device);
+
+	return rd ? rd->orig.req_notify_cq(cq, flags) : -ENODEV;
+}
+
+static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	struct rdt_dev *rd;
+
+	if (static_branch_unlikely(&rdt_on) || trace_req_notify_cq_enabled())
+		return rdt_srcu_req_notify_cq(cq, flags);
+	rd = READ_ONCE(rdt_dev_last);
+	if (unlikely(rd->ibdev != cq->device))
+		return rdt_slow_req_notify_cq(cq, flags);
+	return rd->orig.req_notify_cq(cq, flags);
 }
 
 /* ---- control path adapters ------------------------------------------- */
@@ -975,6 +1091,7 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 	mutex_lock(&rdt_dev_mutex);
 	hash_add_rcu(rdt_dev_hash, &rd->hnode, (unsigned long)ibdev);
 	list_add_tail(&rd->lnode, &rdt_dev_list);
+	WRITE_ONCE(rdt_dev_last, rd);
 	mutex_unlock(&rdt_dev_mutex);
 
 	/* Every CPU sees the context before any can enter a wrapper. */
@@ -1004,6 +1121,8 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 
 	mutex_lock(&rdt_dev_mutex);
 	rd->retired = true;
+	if (rdt_dev_last == rd)
+		WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	mutex_unlock(&rdt_dev_mutex);
 	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
 }
@@ -1042,6 +1161,7 @@ void rdt_dev_free_all(void)
 	struct rdt_dev *rd, *tmp;
 
 	mutex_lock(&rdt_dev_mutex);
+	WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	list_for_each_entry_safe(rd, tmp, &rdt_dev_list, lnode) {
 		hash_del_rcu(&rd->hnode);
 		list_del(&rd->lnode);
