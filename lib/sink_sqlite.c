@@ -542,6 +542,14 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 			.nsge = r->post_recv.num_sge, .ret = r->post_recv.ret });
 		rdt_wrmatch_event(q->m, ev, &(uint64_t){ 0 });
 		break;
+	case RDT_EV_POST_FAIL:	/* see SCHEMA.md: post_fail's columns */
+		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_fail.qpn,
+			.op = rdt_type_name(r->post_fail.post_type),
+			.len = r->post_fail.nr_wr,
+			.flags = r->post_fail.bad_index == RDT_BAD_INDEX_UNKNOWN ?
+				 -1 : r->post_fail.bad_index,
+			.ret = r->post_fail.ret });
+		break;
 	case RDT_EV_POLL_CQ:
 		verb(q, ev, (struct vcols){ NOV, .cq = r->poll_cq.cq_id,
 					    .len = r->poll_cq.requested,
