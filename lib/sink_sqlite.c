@@ -549,6 +549,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 			.flags = r->post_fail.bad_index == RDT_BAD_INDEX_UNKNOWN ?
 				 -1 : r->post_fail.bad_index,
 			.ret = r->post_fail.ret });
+		rdt_wrmatch_event(q->m, ev, &(uint64_t){ 0 });
 		break;
 	case RDT_EV_POLL_CQ:
 		verb(q, ev, (struct vcols){ NOV, .cq = r->poll_cq.cq_id,

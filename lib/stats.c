@@ -186,6 +186,9 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	case RDT_EV_POST_SEND_DB:
 		q->doorbells++;
 		break;
+	case RDT_EV_POST_FAIL:	/* its unposted WRs will not complete */
+		rdt_wrmatch_event(st->m, ev, &post_ts);
+		break;
 	case RDT_EV_QP_MODIFY:
 		q->modifies++;
 		break;

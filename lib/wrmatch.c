@@ -12,6 +12,12 @@
  * the common case, lives in its entry.  (Fixed 4096 buckets of never-freed
  * entries were 42 % of a conversion to SQLite at 400 k events, and all of
  * the Perfetto sink's growth with trace length.)
+ *
+ * A failed post (POST_FAIL, ABI 1.4) follows its call's WR records, which
+ * share the call's timestamp: the WRs from bad_index on were not posted
+ * and never complete, and a repost of the same wr_id must not match them.
+ * The last RECENT posts are kept to find them; a call longer than that
+ * leaves its oldest unposted WRs pending (they only age out).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +25,7 @@
 #include "internal.h"
 
 #define MAX_PENDING 4096	/* per key: unsignaled sends never complete */
+#define RECENT 256		/* posts remembered for a POST_FAIL */
 
 struct pend {
 	uint64_t ts, flow;
@@ -37,10 +44,18 @@ struct went {
 	struct pend *q;
 };
 
+struct recent {
+	struct wkey k;
+	uint64_t ts, flow;	/* ts: the record's own, the call's */
+	uint16_t index;
+};
+
 struct rdt_wrmatch {
 	struct went *t;		/* power-of-two slots */
 	size_t cap, n;
 	uint64_t next_flow;
+	struct recent r[RECENT];
+	uint64_t nr;		/* posts ever put in r */
 };
 
 struct rdt_wrmatch *rdt_wrmatch_new(void)
@@ -184,6 +199,51 @@ static void enqueue(struct went *e, uint64_t ts, uint64_t flow)
 	e->n++;
 }
 
+/* Take back @c's post if it is still the newest of its key's queue. */
+static void unpost(struct rdt_wrmatch *m, struct recent *c)
+{
+	struct went *e = find(m, &c->k, khash(&c->k));
+	struct pend *last;
+
+	if (!e || !e->n)
+		return;
+	last = &qv(e)[(e->head + e->n - 1) % e->cap];
+	if (last->flow != c->flow)
+		return;
+	c->flow = 0;
+	if (!--e->n)
+		del(m, e);
+}
+
+static void post_failed(struct rdt_wrmatch *m, const struct rdt_event *ev)
+{
+	const struct rdt_ev_post_fail *f = &ev->rec.post_fail;
+	uint64_t call_ts = 0;
+	bool found = false;
+
+	if (f->bad_index == RDT_BAD_INDEX_UNKNOWN ||
+	    (f->post_type != RDT_EV_POST_SEND && f->post_type != RDT_EV_POST_RECV))
+		return;
+	for (uint64_t i = 0; i < m->nr && i < RECENT; i++) {
+		struct recent *c = &m->r[(m->nr - 1 - i) % RECENT];
+
+		if (c->k.host != ev->host || c->k.dev != f->hdr.dev ||
+		    c->k.qpn != f->qpn ||
+		    c->k.recv != (f->post_type == RDT_EV_POST_RECV))
+			continue;
+		if (!found) {
+			if (c->ts > f->hdr.ts_ns)
+				continue;	/* a later call, merged in before */
+			call_ts = c->ts;
+			found = true;
+		}
+		if (c->ts != call_ts)
+			break;			/* an earlier call */
+		if (c->index >= f->bad_index && c->flow)
+			unpost(m, c);
+	}
+}
+
 uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 			   uint64_t *post_ts)
 {
@@ -216,7 +276,14 @@ uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 		if (!e && !(e = add(m, &k, h)))
 			return 0;
 		enqueue(e, ev->ts, ++m->next_flow);
+		m->r[m->nr++ % RECENT] = (struct recent){ .k = k,
+			.ts = r->hdr.ts_ns, .flow = m->next_flow,
+			.index = r->hdr.type == RDT_EV_POST_SEND ?
+				 r->post_send.index : r->post_recv.index };
 		return m->next_flow;
+	case RDT_EV_POST_FAIL:
+		post_failed(m, ev);
+		return 0;
 	case RDT_EV_POLL_CQ_WC:
 		k.qpn = r->wc.qpn;
 		k.wr_id = r->wc.wr_id;

@@ -23,6 +23,10 @@
  *   -A MAJOR    file header ABI major (to test refusal)
  *   -V MAJOR    record header version
  *   -p PID      pid (default 4242)
+ *   -F N        per QP, after its sends, N failed posts of two WRs (wr_id
+ *               1000+j posted and completed, 2000+j not: POST_FAIL with
+ *               bad_index 1), each reposted alone 500 ns later and
+ *               completed; every completion comes NS (-l) after its post
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +71,29 @@ static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 }
 
 /* Stable: equal timestamps keep generation order. */
+/* A send WR at @t; completed @lat later unless @lat is 0. */
+static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
+		 uint64_t lat)
+{
+	struct rdt_ev_post_send *p = rec(RDT_EV_POST_SEND, sizeof(*p), t, 0);
+	struct rdt_ev_poll_cq_wc *w;
+
+	p->qpn = qpn;
+	p->wr_id = wr_id;
+	p->index = index;
+	p->opcode = 2;	/* SEND */
+	p->total_len = 4096;
+	p->num_sge = 1;
+	p->send_flags = 2;
+	if (!lat)
+		return;
+	w = rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t + lat, 0);
+	w->qpn = qpn;
+	w->wr_id = wr_id;
+	w->byte_len = 4096;
+	w->cq_id = 1;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	const struct rdt_hdr *x = a, *y = b;
@@ -79,14 +106,14 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
-	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, abi = RDT_ABI_MAJOR;
+	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, abi = RDT_ABI_MAJOR;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -105,6 +132,7 @@ int main(int argc, char **argv)
 		case 'A': abi = strtoul(optarg, NULL, 0); break;
 		case 'V': version = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'F': fails = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -149,6 +177,20 @@ int main(int argc, char **argv)
 			w->wr_id = i;
 			w->byte_len = 4096;
 			w->cq_id = 1;
+		}
+		for (unsigned long j = 0; j < fails; j++) {
+			uint64_t t = start + 1000 + wrs * spacing + 100000 + j * 10000 + q;
+
+			post(qpn, 1000 + j, 0, t, lat);
+			post(qpn, 2000 + j, 1, t, 0);
+			struct rdt_ev_post_fail *f = rec(RDT_EV_POST_FAIL, sizeof(*f), t + 1, 0);
+
+			f->qpn = qpn;
+			f->ret = -12;
+			f->post_type = RDT_EV_POST_SEND;
+			f->nr_wr = 2;
+			f->bad_index = 1;
+			post(qpn, 2000 + j, 0, t + 500, lat);
 		}
 	}
 	for (unsigned long i = 0; i < nccl; i++) {
