@@ -9,6 +9,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_SUBBUF]		= { "subbuf", sizeof(struct rdt_ev_subbuf) },
 	[RDT_EV_COMM]		= { "comm", sizeof(struct rdt_ev_comm) },
 	[RDT_EV_LOST]		= { "lost", sizeof(struct rdt_ev_lost) },
+	[RDT_EV_PORT_COUNTER]	= { "port_counter", sizeof(struct rdt_ev_port_counter) },
 	[RDT_EV_DEVICE_ADD]	= { "device_add", sizeof(struct rdt_ev_device) },
 	[RDT_EV_DEVICE_REMOVE]	= { "device_remove", sizeof(struct rdt_ev_device) },
 	[RDT_EV_DEVICE_RENAME]	= { "device_rename", sizeof(struct rdt_ev_device) },

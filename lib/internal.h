@@ -380,4 +380,12 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
 void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o);
 void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o);
 
+/* --stats of the port counters (stats_counters.c). */
+struct rdt_ctr_stats;
+struct rdt_ctr_stats *rdt_ctr_stats_new(void);
+void rdt_ctr_stats_free(struct rdt_ctr_stats *s);
+void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev);
+void rdt_ctr_stats_print(struct rdt_ctr_stats *s, FILE *o);
+void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o);
+
 #endif

@@ -40,7 +40,10 @@ static int json_write(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_lit(o, ",\"dev\":");
 	rdt_ob_i(o, h->dev == RDT_NO_DEV ? (int64_t)-1 : (int64_t)h->dev);
 	rdt_ob_lit(o, ",\"devname\":");
-	rdt_ob_json_str(o, ev->devname ? ev->devname : "", RDT_NAME_LEN);
+	if (h->type == RDT_EV_PORT_COUNTER)	/* sysfs names it, no index */
+		rdt_ob_json_str(o, ev->rec.port_counter.devname, RDT_NAME_LEN);
+	else
+		rdt_ob_json_str(o, ev->devname ? ev->devname : "", RDT_NAME_LEN);
 	if (ev->flags & RDT_EVF_DERIVED)
 		rdt_ob_lit(o, ",\"derived\":true");
 	rdt_ob_fields(&ev->rec, o);

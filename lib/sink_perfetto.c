@@ -21,6 +21,7 @@
 #define NCCL_PID_BASE	100000
 #define MISC_PID	99
 #define COLL_PID	98
+#define CTR_PID_BASE	200000	/* + host: its port counters */
 #define CTRL_TID	0
 #define MAX_SEEN	65536
 
@@ -521,6 +522,36 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 	np_start(s, ev);
 }
 
+/*
+ * A port counter: a counter track per (device, port, counter) in a
+ * "port counters" process of its host, a point at each sample in which it
+ * moved, with the value sysfs showed then (one series: Chrome's "C"
+ * events draw every arg as one).
+ */
+static void counter(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_port_counter *c = &ev->rec.port_counter;
+	uint32_t pid = CTR_PID_BASE + ev->host;
+	struct rdt_ob *o;
+	char name[160];
+
+	if (!seen(s->priv, (uint64_t)pid << 32 | 0xffffffffu)) {
+		snprintf(name, sizeof(name), "port counters (host %u)", ev->host);
+		meta(s, pid, 0, "process_name", name);
+	}
+	snprintf(name, sizeof(name), "%.64s port %u %.64s", c->devname, c->port,
+		 c->name);
+	o = begin(s);
+	rdt_ob_lit(o, "{\"ph\":\"C\",\"name\":");
+	rdt_ob_json_str(o, name, sizeof(name));
+	cat_pid_tid(o, ev->rec.hdr.type, pid, 0);
+	ts(o, ev->ts - s->first_ts);
+	rdt_ob_lit(o, ",\"args\":{\"value\":");
+	rdt_ob_u(o, c->value);
+	rdt_ob_c(o, '}');
+	rdt_ob_c(o, '}');
+}
+
 static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct pf *p = s->priv;
@@ -559,6 +590,9 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 		return;
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
+		return;
+	case RDT_EV_PORT_COUNTER:
+		counter(s, ev);
 		return;
 	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
 		np_event(s, ev);

@@ -65,6 +65,9 @@ static const char schema[] =
 " nranks INTEGER);\n"
 "CREATE TABLE lost_events(ts_ns INTEGER, src INTEGER, producer TEXT,"
 " cpu INTEGER, count INTEGER);\n"
+"CREATE TABLE port_counters(ts_ns INTEGER, host INTEGER, dev INTEGER,"
+" devname TEXT, port INTEGER, dir TEXT, name TEXT, delta INTEGER,"
+" value INTEGER);\n"
 "CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n"
 /* NCCL profiler plugin: one row per record; the event's own fields as
  * JSON (the same keys as the JSON sink), the tree in ev_id / parent. */
@@ -159,12 +162,13 @@ static const char indexes[] =
 "CREATE INDEX nccl_calls_comm ON nccl_calls(comm_hash, seq);\n"
 "CREATE INDEX tcp_events_ts ON tcp_events(ts_ns);\n"
 "CREATE INDEX rxe_retries_ts ON rxe_retries(ts_ns);\n"
+"CREATE INDEX port_counters_ts ON port_counters(ts_ns);\n"
 "CREATE INDEX nccl_plugin_ev ON nccl_plugin(host, pid, ev_id, type);\n"
 "CREATE INDEX nccl_plugin_parent ON nccl_plugin(host, pid, parent);\n";
 
 enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_RETRY,
-	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_MAX
+	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -193,6 +197,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_COMMS] = "INSERT INTO comms VALUES(?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
 	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_CTR] = "INSERT INTO port_counters VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -658,6 +663,23 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		break;
 	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
 		nccl_plugin(q, ev);
+		break;
+	case RDT_EV_PORT_COUNTER:
+		b = start(q, ST_CTR);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		if (r->hdr.dev == RDT_NO_DEV)	/* sysfs has no index */
+			bnull(&b);
+		else
+			bi(&b, r->hdr.dev);
+		bt(&b, r->port_counter.devname, RDT_NAME_LEN);
+		bi(&b, r->port_counter.port);
+		bt(&b, r->port_counter.kind == RDT_CTR_HW_COUNTERS ?
+		       "hw_counters" : "counters", 16);
+		bt(&b, r->port_counter.name, RDT_CTR_NAME_LEN);
+		bi(&b, r->port_counter.delta);
+		bi(&b, (int64_t)r->port_counter.value);
+		sqlite3_step(b.s);
 		break;
 	}
 	/* Live runs: commit now and then so a crash keeps most rows.  A

@@ -307,6 +307,9 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 	*l.p++ = ' ';
 	if (ev->devname && *ev->devname) {
 		puts_w(&l, ev->devname, 8, RDT_NAME_LEN + 1);
+	} else if (h->type == RDT_EV_PORT_COUNTER) {
+		/* sysfs names the device, not its index */
+		puts_w(&l, ev->rec.port_counter.devname, 8, RDT_NAME_LEN);
 	} else if (h->dev == RDT_NO_DEV) {
 		puts_w(&l, "-", 8, 1);
 	} else {

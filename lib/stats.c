@@ -38,6 +38,7 @@ struct rdt_stats {
 	uint64_t unmatched;
 	uint64_t types[RDT_EV_MAX + 1];
 	struct rdt_np_stats *np;
+	struct rdt_ctr_stats *ctr;
 };
 
 RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
@@ -45,8 +46,10 @@ RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
 	struct rdt_stats *st = calloc(1, sizeof(*st));
 
 	if (st && (!(st->m = rdt_wrmatch_new()) ||
-		   !(st->np = rdt_np_stats_new()))) {
+		   !(st->np = rdt_np_stats_new()) ||
+		   !(st->ctr = rdt_ctr_stats_new()))) {
 		rdt_wrmatch_free(st->m);
+		rdt_np_stats_free(st->np);
 		free(st);
 		return NULL;
 	}
@@ -73,6 +76,7 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 	}
 	rdt_wrmatch_free(st->m);
 	rdt_np_stats_free(st->np);
+	rdt_ctr_stats_free(st->ctr);
 	free(st->lat);
 	free(st);
 }
@@ -164,6 +168,10 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	st->types[r->hdr.type <= RDT_EV_MAX ? r->hdr.type : 0]++;
 	if (r->hdr.type >= RDT_EV_NP_COMM_INIT && r->hdr.type <= RDT_EV_NP_SKIP) {
 		rdt_np_stats_add(st->np, ev);
+		return;
+	}
+	if (r->hdr.type == RDT_EV_PORT_COUNTER) {
+		rdt_ctr_stats_add(st->ctr, ev);
 		return;
 	}
 	if (rdt_record_qpn(r, &qpn)) {
@@ -367,6 +375,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 			avg / 1000, alg, alg * bus_factor(c->fn, c->nranks), c->errors);
 	}
 	rdt_np_stats_print(st->np, o);
+	rdt_ctr_stats_print(st->ctr, o);
 	fprintf(o, "\n== drops ==\n");
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
 		struct rdt_source_stats ss;
@@ -453,6 +462,7 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 	}
 	fprintf(o, "]");
 	rdt_np_stats_print_json(st->np, o);
+	rdt_ctr_stats_print_json(st->ctr, o);
 	fprintf(o, ",\"sources\":[");
 	sep = "";
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {

@@ -39,9 +39,10 @@
  * Bumped when record types or field values are added; older readers skip
  * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.  1.3: RDT_SRC_NCCL_PLUGIN and
  * its records (192..210).  1.4: RDT_EV_POST_FAIL; POST_SEND and POST_RECV
- * are written before the driver runs, their ret and bad are 0.
+ * are written before the driver runs, their ret and bad are 0.  1.5:
+ * RDT_EV_PORT_COUNTER (librdmatrace's port counters source).
  */
-#define RDT_ABI_MINOR		4
+#define RDT_ABI_MINOR		5
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -82,6 +83,8 @@ enum rdt_type {
 	RDT_EV_SUBBUF		= 1,	/* starts every relay sub-buffer */
 	RDT_EV_COMM		= 2,	/* pid/tid -> comm, before a task's events */
 	RDT_EV_LOST		= 3,	/* events lost by a source (in-stream) */
+	/* 16..63: librdmatrace's own records (source RDT_SRC_USER) */
+	RDT_EV_PORT_COUNTER	= 16,	/* 1.5: a port counter that moved */
 
 	/* 64..127: rdmatrace.ko, device->ops wrappers */
 	RDT_EV_DEVICE_ADD	= 64,
@@ -171,6 +174,35 @@ struct rdt_ev_lost {
 	__u64	count;		/* events lost since the previous LOST */
 	__u32	lost_source;	/* enum rdt_source that lost them */
 	__u32	lost_cpu;
+};
+
+/* ---- librdmatrace: port counters ---------------------------------------- */
+
+/*
+ * The NIC counts what software never sees (hardware retries, NAKs,
+ * out-of-sequence packets): librdmatrace samples every device's
+ * /sys/class/infiniband/DEV/ports/N/{counters,hw_counters}/NAME and writes
+ * one record per counter that changed since the previous sample.  Names
+ * are sysfs's, whatever the driver, truncated to fit (NUL-terminated).
+ * hdr.dev is RDT_NO_DEV: sysfs has no device index; the device is devname.
+ * The deltas of one counter sum to its last value minus its value at the
+ * first sample (a value that went down, a reset, is a negative delta).
+ */
+#define RDT_CTR_NAME_LEN	64
+
+enum rdt_ctr_kind {
+	RDT_CTR_COUNTERS	= 0,	/* ports/N/counters/ */
+	RDT_CTR_HW_COUNTERS	= 1,	/* ports/N/hw_counters/ */
+};
+
+struct rdt_ev_port_counter {
+	struct rdt_hdr hdr;		/* ts_ns: the sample's time */
+	char	devname[RDT_NAME_LEN];
+	char	name[RDT_CTR_NAME_LEN];
+	__u64	value;			/* at this sample */
+	__s64	delta;			/* since the previous sample */
+	__u32	port;
+	__u32	kind;			/* enum rdt_ctr_kind */
 };
 
 /* ---- devices ------------------------------------------------------------ */

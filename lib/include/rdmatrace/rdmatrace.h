@@ -36,6 +36,7 @@ union rdt_record {
 	struct rdt_ev_subbuf		subbuf;
 	struct rdt_ev_comm		comm;
 	struct rdt_ev_lost		lost;
+	struct rdt_ev_port_counter	port_counter;
 	struct rdt_ev_device		device;
 	struct rdt_ev_pd		pd;
 	struct rdt_ev_cq		cq;
@@ -136,6 +137,7 @@ enum rdt_source_kind {
 	RDT_SOURCE_BPF		= 3,
 	RDT_SOURCE_CUSTOM	= 4,
 	RDT_SOURCE_NCCL_PLUGIN	= 5,	/* libnccl-profiler-rdmatrace.so rings */
+	RDT_SOURCE_COUNTERS	= 6,	/* port counters sampled from sysfs */
 };
 
 struct rdt_reader_opts {
@@ -210,6 +212,17 @@ bool rdt_have_bpf(void);
 int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir);
 /* How many processes' ring files are in @dir now (NULL: as above). */
 unsigned int rdt_nccl_plugin_files(const char *dir);
+/*
+ * Port counters of every RDMA device, from @sysfs_root/class/infiniband/
+ * (@sysfs_root NULL: $RDT_SYSFS_ROOT, else /sys): sampled when added,
+ * every @period_ms while a live reader runs (0: 1000) and when it stops;
+ * one RDT_EV_PORT_COUNTER per counter that changed between two samples.
+ * A one-shot reader samples once more at its first read.  Files that
+ * cannot be read or parsed are skipped, counted and named in the
+ * source's status (rdt_reader_source_status).
+ */
+int rdt_reader_add_counters(struct rdt_reader *r, const char *sysfs_root,
+			    unsigned int period_ms);
 
 /*
  * Next event in timestamp order; ties are broken by source index, then
