@@ -44,6 +44,12 @@ static void usage(FILE *f)
 "                        (libnccl-profiler-rdmatrace.so; default: read the\n"
 "                        rings of every process that loaded it, in\n"
 "                        $RDMATRACE_NCCL_DIR or /dev/shm)\n"
+"      --counters[=MS]   every RDMA device's port counters (sysfs counters/ and\n"
+"                        hw_counters/), sampled every MS ms (default 1000),\n"
+"                        at the start and at the end: a port_counter event\n"
+"                        per counter that moved (default with --follow;\n"
+"                        $RDT_SYSFS_ROOT replaces /sys)\n"
+"      --no-counters     live without the port counters\n"
 "      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
 "      --rxe             rdma_rxe completions, packets and retries\n"
 "      --tcp             TCP retransmits\n"
@@ -77,7 +83,7 @@ static void usage(FILE *f)
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
 	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
-	OPT_NO_NCCL_PLUGIN,
+	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS,
 };
 
 static const struct option longopts[] = {
@@ -104,6 +110,8 @@ static const struct option longopts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "usdt", required_argument, NULL, OPT_USDT },
 	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
+	{ "counters", optional_argument, NULL, OPT_COUNTERS },
+	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -112,6 +120,8 @@ struct args {
 	int ninputs;
 	bool follow, no_relay, no_bpf, no_enable, quiet, stats, no_np;
 	bool want_nccl, want_rxe, want_tcp;
+	bool want_counters, no_counters;
+	unsigned long counters_ms;
 	const char *nccl_target, *usdt_target, *relay_dir, *output, *write_path;
 	int format;
 	bool format_given;
@@ -139,23 +149,47 @@ static bool saved_capture(const char *dir)
 	return !access(path, F_OK);
 }
 
-/* The NCCL plugin source attaches to processes as they start: print
- * what it says after start-up too. */
-static int np_idx = -1;
-static size_t np_said;
+/* The NCCL plugin source attaches to processes as they start, the
+ * counters source finds devices and bad files as it samples: print what
+ * they say after start-up too. */
+static int np_idx = -1, ctr_idx = -1;
+static size_t np_said, ctr_said;
 
-static void np_status(struct rdt_reader *r)
+static void src_status(struct rdt_reader *r, int idx, size_t *said)
 {
 	const char *st;
 	size_t n;
 
-	if (np_idx < 0)
+	if (idx < 0)
 		return;
-	st = rdt_reader_source_status(r, (unsigned int)np_idx);
+	st = rdt_reader_source_status(r, (unsigned int)idx);
 	n = strlen(st);
-	if (n > np_said)
-		fputs(st + np_said, stderr);
-	np_said = n;
+	if (n > *said)
+		fputs(st + *said, stderr);
+	*said = n;
+}
+
+static void np_status(struct rdt_reader *r)
+{
+	src_status(r, np_idx, &np_said);
+	src_status(r, ctr_idx, &ctr_said);
+}
+
+/* Port counters: on by default when following, else only when asked. */
+static int add_counters(struct rdt_reader *r, const struct args *a)
+{
+	int idx;
+
+	if (a->no_counters || (!a->follow && !a->want_counters))
+		return 0;
+	idx = rdt_reader_add_counters(r, NULL, (unsigned int)a->counters_ms);
+	if (idx < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		return -1;
+	}
+	ctr_idx = idx;
+	np_status(r);
+	return 0;
 }
 
 /* In-process NCCL events need neither the module nor BPF: the source is
@@ -179,6 +213,8 @@ static int add_nccl_plugin(struct rdt_reader *r, const struct args *a)
 
 static int add_live(struct rdt_reader *r, const struct args *a)
 {
+	if (add_counters(r, a) < 0)
+		return -1;
 	if (!a->no_relay) {
 		int idx = rdt_reader_add_relay(r, a->relay_dir);
 
@@ -328,6 +364,23 @@ int main(int argc, char **argv)
 		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
 		case OPT_USDT: a.usdt_target = optarg; break;
 		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
+		case OPT_COUNTERS:
+			a.want_counters = true;
+			if (optarg) {
+				char *end;
+
+				a.counters_ms = strtoul(optarg, &end, 10);
+				if (*end || !*optarg || !a.counters_ms ||
+				    a.counters_ms > 3600000) {
+					fprintf(stderr, "rdmatrace-dump: bad "
+						"--counters period '%s' (ms, "
+						"1 to 3600000)\n", optarg);
+					ret = 2;
+					goto out;
+				}
+			}
+			break;
+		case OPT_NO_COUNTERS: a.no_counters = true; break;
 		case 'h':
 			usage(stdout);
 			goto out;
@@ -353,6 +406,13 @@ int main(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
+	if (a.want_counters && (a.ninputs || a.no_counters)) {
+		fprintf(stderr, "rdmatrace-dump: --counters samples this host "
+			"live: not with -i files (their port_counter events "
+			"are read as they are) or --no-counters\n");
+		ret = 2;
+		goto out;
+	}
 	if (a.follow && a.ninputs) {
 		fprintf(stderr, "rdmatrace-dump: --follow reads live sources, not -i files\n");
 		ret = 2;
@@ -362,7 +422,7 @@ int main(int argc, char **argv)
 		/* Its events are the recording's: nothing live belongs with
 		 * them. */
 		if (a.follow || a.want_nccl || a.want_rxe || a.want_tcp ||
-		    a.usdt_target) {
+		    a.usdt_target || a.want_counters) {
 			fprintf(stderr, "rdmatrace-dump: %s is a capture saved by "
 				"rdmatrace-record: it is decoded as it is, "
 				"without --follow or BPF sources\n",
@@ -372,6 +432,7 @@ int main(int argc, char **argv)
 		}
 		a.no_bpf = true;
 		a.no_np = true;
+		a.no_counters = true;
 	}
 	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
 		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");
