@@ -174,9 +174,13 @@ static __attribute__((noinline)) bool match(const struct rdt_filter *f,
 		return false;
 	if (f->devs.n || f->ndevnames) {
 		bool ok = h->dev != RDT_NO_DEV && set_has(&f->devs, h->dev);
+		/* A port counter names its device itself (sysfs, no index). */
+		bool pc = h->type == RDT_EV_PORT_COUNTER;
 
 		for (size_t i = 0; !ok && i < f->ndevnames; i++)
-			ok = ev->devname && !strcmp(ev->devname, f->devnames[i]);
+			ok = pc ? !strncmp(ev->rec.port_counter.devname,
+					   f->devnames[i], RDT_NAME_LEN) :
+			     ev->devname && !strcmp(ev->devname, f->devnames[i]);
 		if (!ok)
 			return false;
 	}

@@ -380,6 +380,14 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
 void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o);
 void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o);
 
+/* RDMA device names and their ib_device indexes, from RDMA netlink
+ * (devindex.c): 0 with *v (free() it) and *n, or -errno. */
+struct rdt_devindex {
+	char		name[RDT_NAME_LEN + 1];
+	uint32_t	index;
+};
+int rdt_devindex_read(struct rdt_devindex **v, size_t *n);
+
 /* --stats of the port counters (stats_counters.c). */
 struct rdt_ctr_stats;
 struct rdt_ctr_stats *rdt_ctr_stats_new(void);

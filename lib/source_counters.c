@@ -13,7 +13,9 @@
  * every sample, so a device added during the run is picked up (its first
  * sample is its baseline) and one removed stops being read.  A file that
  * cannot be read or holds no number is skipped and counted; the first few
- * are named in the source's status.
+ * are named in the source's status.  sysfs has no device index: on the
+ * real /sys it comes from RDMA netlink (devindex.c), so a counter joins
+ * the module's events of its device; elsewhere it is RDT_NO_DEV.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -52,6 +54,12 @@ struct ctr_priv {
 	uint32_t	*idx;		/* open addressing into v, +1; 0: free */
 	size_t		idxcap;
 	uint64_t	nbad;		/* distinct files found bad */
+	/* The real /sys: device indexes from netlink, read at each sample
+	 * (a device re-added has a new one).  A fake tree's names are not
+	 * this host's devices. */
+	bool		netlink;
+	struct rdt_devindex *devs;
+	size_t		ndevs;
 	bool		said_none, said_summary;
 };
 
@@ -178,6 +186,11 @@ static void emit(struct ctr_priv *p, const struct ctr *c, uint64_t ts,
 	e.hdr.ts_ns = ts;
 	e.hdr.cpu = RDT_ANY_CPU;
 	e.hdr.dev = RDT_NO_DEV;
+	for (size_t i = 0; i < p->ndevs; i++)
+		if (!strncmp(p->devs[i].name, c->dev, sizeof(c->dev))) {
+			e.hdr.dev = p->devs[i].index;
+			break;
+		}
 	memcpy(e.devname, c->dev, sizeof(e.devname));
 	memcpy(e.name, c->name, sizeof(e.name));
 	e.value = value;
@@ -305,6 +318,13 @@ static void sample(struct ctr_priv *p)
 
 	p->gen++;
 	p->last = ts;
+	if (p->netlink) {
+		free(p->devs);
+		if (rdt_devindex_read(&p->devs, &p->ndevs) < 0) {
+			p->devs = NULL;
+			p->ndevs = 0;
+		}
+	}
 	ndev = list(AT_FDCWD, p->root, &devs, &rootfd);
 	if (ndev <= 0 && !p->said_none) {
 		p->said_none = true;
@@ -370,6 +390,7 @@ static void ctr_close(struct rdt_src *s)
 		free(p->v[i].rel);
 	free(p->v);
 	free(p->idx);
+	free(p->devs);
 	free(p->root);
 	free(p);
 	s->priv = NULL;
@@ -402,6 +423,7 @@ RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
 		return -ENOMEM;
 	}
 	p->s = s;
+	p->netlink = !strcmp(sysfs_root, "/sys");
 	p->period_ns = (uint64_t)(period_ms ? period_ms : CTR_DEFAULT_PERIOD_MS) *
 		       1000000ull;
 	s->priv = p;

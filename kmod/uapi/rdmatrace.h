@@ -184,7 +184,8 @@ struct rdt_ev_lost {
  * /sys/class/infiniband/DEV/ports/N/{counters,hw_counters}/NAME and writes
  * one record per counter that changed since the previous sample.  Names
  * are sysfs's, whatever the driver, truncated to fit (NUL-terminated).
- * hdr.dev is RDT_NO_DEV: sysfs has no device index; the device is devname.
+ * The device is devname (sysfs's); hdr.dev its ib_device index where the
+ * reader could ask RDMA netlink for it, else RDT_NO_DEV.
  * The deltas of one counter sum to its last value minus its value at the
  * first sample (a value that went down, a reset, is a negative delta).
  */
