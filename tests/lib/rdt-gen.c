@@ -20,6 +20,9 @@
  *   -u N        records of an unknown type (RDT_EV_MAX: never assigned)
  *   -N N        ncclAllReduce calls (4 MiB float, 4 ranks, 1 ms each)
  *   -T N        TCP retransmits inside the first collective
+ *   -P N        port counter samples (rxe0 port 1): N of rcvd_seq_err, delta
+ *               1 each, inside the first collective; one of sent_pkts,
+ *               delta 5, between the first two collectives (in none)
  *   -A MAJOR    file header ABI major (to test refusal)
  *   -V MAJOR    record header version
  *   -p PID      pid (default 4242)
@@ -106,14 +109,14 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
-	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, abi = RDT_ABI_MAJOR;
+	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, abi = RDT_ABI_MAJOR;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -133,6 +136,7 @@ int main(int argc, char **argv)
 		case 'V': version = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'F': fails = strtoul(optarg, NULL, 0); break;
+		case 'P': ctrs = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -218,6 +222,28 @@ int main(int argc, char **argv)
 		t->daddr[0] = 127; t->daddr[3] = 1;
 		t->sport = 5000;
 		t->dport = 6000;
+	}
+	for (unsigned long i = 0; i <= ctrs && ctrs; i++) {
+		/* i < ctrs: inside collective 0 (start + 2 ms .. + 3 ms);
+		 * i == ctrs: between collectives 0 and 1 */
+		uint64_t t = i < ctrs ? start + 2000000 + 100 + i * 100 :
+				start + 4000000;
+		struct rdt_ev_port_counter *p =
+			rec(RDT_EV_PORT_COUNTER, sizeof(*p), t, 0);
+
+		p->hdr.source = RDT_SRC_USER;
+		memcpy(p->devname, "rxe0", 5);
+		p->port = 1;
+		p->kind = RDT_CTR_HW_COUNTERS;
+		if (i < ctrs) {
+			memcpy(p->name, "rcvd_seq_err", 13);
+			p->delta = 1;
+			p->value = 10 + i + 1;
+		} else {
+			memcpy(p->name, "sent_pkts", 10);
+			p->delta = 5;
+			p->value = 105;
+		}
 	}
 	for (unsigned long i = 0; i < unknown; i++) {
 		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
