@@ -393,6 +393,7 @@ struct rdt_ctr_stats;
 struct rdt_ctr_stats *rdt_ctr_stats_new(void);
 void rdt_ctr_stats_free(struct rdt_ctr_stats *s);
 void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev);
+void rdt_ctr_stats_window(struct rdt_ctr_stats *s, const struct rdt_event *ev);
 void rdt_ctr_stats_print(struct rdt_ctr_stats *s, FILE *o);
 void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o);
 

@@ -174,6 +174,9 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		rdt_ctr_stats_add(st->ctr, ev);
 		return;
 	}
+	if (r->hdr.type == RDT_EV_COLL_MARK ||
+	    (r->hdr.type == RDT_EV_NCCL_CALL && is_collective(r->nccl_call.fn)))
+		rdt_ctr_stats_window(st->ctr, ev);
 	if (rdt_record_qpn(r, &qpn)) {
 		q = qp_get(st, ev, qpn);
 		if (!q)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* --stats of the port counters (RDT_EV_PORT_COUNTER): per device and port,
- * each counter that moved, by how much and how often. */
+ * each counter that moved, by how much and how often; and per collective
+ * window (an NCCL call's entry to return, a USDT mark's begin to end), the
+ * counters whose samples fell inside it. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,32 @@ struct ctr_stat {
 	uint64_t first_ts, last_ts;
 };
 
+/* A counter sample inside a collective's window. */
+struct win_ctr {
+	char dev[RDT_NAME_LEN + 1];
+	char name[RDT_CTR_NAME_LEN + 1];
+	uint32_t port;
+	int64_t delta;
+};
+
+struct win {
+	uint64_t start, end;		/* end UINT64_MAX: USDT begin seen only */
+	uint64_t seq;
+	uint32_t host, pid, fn;		/* fn 0: a USDT mark (allreduce) */
+	int32_t rank;
+	struct win_ctr *c;
+	size_t nc;
+};
+
+/* Windows kept: the most recent ones, the oldest dropped beyond this. */
+#define MAX_WINS 4096
+
 struct rdt_ctr_stats {
 	struct ctr_stat *v;
 	size_t n, cap;
+	struct win *w;
+	size_t nw, capw;
+	uint64_t wins_dropped;
 };
 
 struct rdt_ctr_stats *rdt_ctr_stats_new(void)
@@ -31,12 +56,107 @@ void rdt_ctr_stats_free(struct rdt_ctr_stats *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nw; i++)
+		free(s->w[i].c);
+	free(s->w);
 	free(s->v);
 	free(s);
 }
 
 /* A linear search: a run has at most a few hundred counters that move,
  * and one record per counter per period. */
+/* A collective window: an NCCL collective call, or a USDT begin/end. */
+void rdt_ctr_stats_window(struct rdt_ctr_stats *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	struct win *w;
+
+	if (r->hdr.type == RDT_EV_COLL_MARK && r->coll_mark.phase) {
+		/* its begin's window ends here */
+		for (size_t i = s->nw; i-- > 0;) {
+			w = &s->w[i];
+			if (!w->fn && w->end == UINT64_MAX && w->host == ev->host &&
+			    w->pid == r->hdr.pid && w->seq == r->coll_mark.seq) {
+				w->end = ev->ts;
+				break;
+			}
+		}
+		return;
+	}
+	if (s->nw == MAX_WINS) {
+		/* Full: keep the windows still open or with samples inside,
+		 * then at most half of them, the latest: amortised O(1). */
+		size_t k = 0, drop;
+
+		for (size_t i = 0; i < s->nw; i++) {
+			if (s->w[i].nc || s->w[i].end >= ev->ts)
+				s->w[k++] = s->w[i];
+			else
+				free(s->w[i].c);
+		}
+		drop = k > MAX_WINS / 2 ? k - MAX_WINS / 2 : 0;
+		for (size_t i = 0; i < drop; i++)
+			free(s->w[i].c);
+		memmove(s->w, s->w + drop, (k - drop) * sizeof(*s->w));
+		s->nw = k - drop;
+		s->wins_dropped += drop;
+	}
+	if (s->nw == s->capw) {
+		size_t cap = s->capw ? 2 * s->capw : 64;
+		struct win *v = realloc(s->w, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		s->w = v;
+		s->capw = cap;
+	}
+	w = &s->w[s->nw++];
+	memset(w, 0, sizeof(*w));
+	w->start = ev->ts;
+	w->host = ev->host;
+	w->pid = r->hdr.pid;
+	if (r->hdr.type == RDT_EV_NCCL_CALL) {
+		w->end = ev->ts + r->nccl_call.duration_ns;
+		w->fn = r->nccl_call.fn;
+		w->seq = r->nccl_call.seq;
+		w->rank = r->nccl_call.rank;
+	} else {
+		w->end = UINT64_MAX;
+		w->seq = r->coll_mark.seq;
+		w->rank = r->coll_mark.rank;
+	}
+}
+
+static void window_add(struct rdt_ctr_stats *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_port_counter *r = &ev->rec.port_counter;
+
+	for (size_t i = 0; i < s->nw; i++) {
+		struct win *w = &s->w[i];
+		struct win_ctr *c = NULL, *v;
+
+		if (w->host != ev->host || ev->ts < w->start || ev->ts > w->end)
+			continue;
+		for (size_t j = 0; j < w->nc && !c; j++)
+			if (w->c[j].port == r->port &&
+			    !strncmp(w->c[j].dev, r->devname, sizeof(r->devname)) &&
+			    !strncmp(w->c[j].name, r->name, sizeof(r->name)))
+				c = &w->c[j];
+		if (!c) {
+			v = realloc(w->c, (w->nc + 1) * sizeof(*v));
+			if (!v)
+				continue;
+			w->c = v;
+			c = &w->c[w->nc++];
+			memset(c, 0, sizeof(*c));
+			memcpy(c->dev, r->devname, sizeof(r->devname));
+			memcpy(c->name, r->name, sizeof(r->name));
+			c->port = r->port;
+		}
+		c->delta += r->delta;
+	}
+}
+
 void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_port_counter *r = &ev->rec.port_counter;
@@ -75,6 +195,7 @@ void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev)
 	c->last = r->value;
 	c->last_ts = ev->ts;
 	c->changes++;
+	window_add(s, ev);
 }
 
 static int cmp(const void *a, const void *b)
@@ -91,6 +212,51 @@ static int cmp(const void *a, const void *b)
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
 	return strcmp(x->name, y->name);
+}
+
+/* Longest first, then in time order. */
+static int cmp_win(const void *a, const void *b)
+{
+	const struct win *x = a, *y = b;
+	uint64_t dx = x->end - x->start, dy = y->end - y->start;
+
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+#define PRINT_WINS 20
+
+static void print_windows(struct rdt_ctr_stats *s, FILE *o)
+{
+	size_t shown = 0, with = 0;
+
+	for (size_t i = 0; i < s->nw; i++)
+		with += s->w[i].nc > 0 && s->w[i].end != UINT64_MAX;
+	if (!with)
+		return;
+	qsort(s->w, s->nw, sizeof(*s->w), cmp_win);
+	fprintf(o, "\n== port counters sampled inside collectives (%zu "
+		"collectives%s) ==\n%-18s %6s %5s %12s  %s\n", with,
+		with > PRINT_WINS ? ", the 20 longest" : "", "collective", "seq",
+		"rank", "duration_us", "dev/port counter delta ...");
+	for (size_t i = 0; i < s->nw && shown < PRINT_WINS; i++) {
+		const struct win *w = &s->w[i];
+
+		if (!w->nc || w->end == UINT64_MAX)
+			continue;
+		shown++;
+		fprintf(o, "%-18s %6" PRIu64 " %5d %12.3f ",
+			w->fn ? rdt_nccl_fn_name(w->fn) : "allreduce (usdt)",
+			w->seq, w->rank, (double)(w->end - w->start) / 1000);
+		for (size_t j = 0; j < w->nc; j++)
+			fprintf(o, " %s/%u %s %+" PRId64, w->c[j].dev,
+				w->c[j].port, w->c[j].name, w->c[j].delta);
+		fputc('\n', o);
+	}
+	if (s->wins_dropped)
+		fprintf(o, "(%" PRIu64 " older collective windows not kept)\n",
+			s->wins_dropped);
 }
 
 static const char *dir_name(uint32_t kind)
@@ -115,6 +281,7 @@ void rdt_ctr_stats_print(struct rdt_ctr_stats *s, FILE *o)
 			dir_name(c->kind), c->name, c->delta, c->changes,
 			c->last);
 	}
+	print_windows(s, o);
 }
 
 void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o)
@@ -135,6 +302,29 @@ void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o)
 			",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64 "}",
 			c->delta, c->changes, c->first, c->last, c->first_ts,
 			c->last_ts);
+	}
+	/* Every collective window with samples inside, in time order. */
+	fprintf(o, "],\"port_counters_in_collectives\":[");
+	for (size_t i = 0, first = 1; i < s->nw; i++) {
+		const struct win *w = &s->w[i];
+
+		if (!w->nc || w->end == UINT64_MAX)
+			continue;
+		fprintf(o, "%s{\"host\":%u,\"pid\":%u,\"fn\":\"%s\",\"seq\":%"
+			PRIu64 ",\"rank\":%d,\"ts_ns\":%" PRIu64
+			",\"duration_ns\":%" PRIu64 ",\"counters\":[",
+			first ? "" : ",", w->host, w->pid,
+			w->fn ? rdt_nccl_fn_name(w->fn) : "allreduce (usdt)",
+			w->seq, w->rank, w->start, w->end - w->start);
+		for (size_t j = 0; j < w->nc; j++) {
+			fprintf(o, "%s{\"devname\":", j ? "," : "");
+			rdt_json_str(o, w->c[j].dev, sizeof(w->c[j].dev));
+			fprintf(o, ",\"port\":%u,\"name\":", w->c[j].port);
+			rdt_json_str(o, w->c[j].name, sizeof(w->c[j].name));
+			fprintf(o, ",\"delta\":%" PRId64 "}", w->c[j].delta);
+		}
+		fprintf(o, "]}");
+		first = 0;
 	}
 	fprintf(o, "]");
 }
