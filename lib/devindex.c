@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -75,6 +76,9 @@ int rdt_devindex_read(struct rdt_devindex **out, size_t *n)
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
 	if (fd < 0)
 		return -errno;
+	/* The reader's loop waits on this: never for long. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO,
+		   &(struct timeval){ .tv_sec = 1 }, sizeof(struct timeval));
 	if (send(fd, &req, req.nlmsg_len, 0) < 0) {
 		ret = -errno;
 		goto out;
