@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -38,9 +39,9 @@ struct ctr {
 	char		dev[RDT_NAME_LEN];
 	char		name[RDT_CTR_NAME_LEN];
 	uint32_t	port, kind;
-	uint64_t	value;
-	uint64_t	gen;		/* scan that last read it */
-	bool		bad;		/* unreadable when last tried */
+	uint64_t	value;		/* the last one read */
+	uint64_t	gen;		/* scan that last listed it */
+	bool		have;		/* value was read since it was listed */
 	bool		said;		/* counted as bad already */
 };
 
@@ -48,6 +49,9 @@ struct ctr_priv {
 	struct rdt_src	*s;
 	char		*root;		/* ROOT/class/infiniband */
 	uint64_t	period_ns, last;
+	/* Live: fires every period, so the reader's poll wakes for a
+	 * sample (its own wait is up to 100 ms); -1: the clock decides. */
+	int		tfd;
 	uint64_t	gen;
 	struct ctr	*v;
 	size_t		n, cap;
@@ -223,12 +227,17 @@ static void sample_one(struct ctr_priv *p, int dirfd, const char *dev,
 		c->port = port;
 		c->kind = kind;
 	}
-	/* Read in the previous scan: a delta.  Otherwise (new, gone for a
-	 * while, unreadable last time) this sample is its baseline. */
-	had = !fresh && !c->bad && c->gen + 1 == p->gen;
+	/* Listed in every scan since a value was read: a delta from that
+	 * value, even across reads that failed in between (the deltas
+	 * still sum to last - first).  Otherwise (new, or gone for a
+	 * while: a device removed and added again) this sample is its
+	 * baseline. */
+	if (fresh || c->gen + 1 != p->gen)
+		c->have = false;
+	c->gen = p->gen;
+	had = c->have;
 	why = read_value(dirfd, name, &v);
 	if (why) {
-		c->bad = true;
 		if (!c->said) {
 			c->said = true;
 			if (p->nbad++ < CTR_NAMED_BAD)
@@ -237,11 +246,10 @@ static void sample_one(struct ctr_priv *p, int dirfd, const char *dev,
 		}
 		return;
 	}
-	c->bad = false;
 	if (had && v != c->value)
 		emit(p, c, ts, v);
 	c->value = v;
-	c->gen = p->gen;
+	c->have = true;
 }
 
 static int sort_names(const struct dirent **a, const struct dirent **b)
@@ -359,11 +367,30 @@ static int ctr_fill(struct rdt_src *s)
 		s->eof = true;
 		return 0;
 	}
+	if (p->tfd >= 0) {
+		uint64_t fired = 0;
+
+		if (read(p->tfd, &fired, sizeof(fired)) == sizeof(fired) && fired)
+			sample(p);
+		return 0;
+	}
 	/* The pass's clock may be a reading older than our last sample. */
 	now = rdt_reader_pass_time(s->r);
 	if (now >= p->last && now - p->last >= p->period_ns)
 		sample(p);
 	return 0;
+}
+
+static int ctr_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
+{
+	struct ctr_priv *p = s->priv;
+
+	if (p->tfd < 0 || max < 1)
+		return 0;
+	pfd->fd = p->tfd;
+	pfd->events = POLLIN;
+	pfd->revents = 0;
+	return 1;
 }
 
 /* The end of a live run: the last sample, and the count of bad files. */
@@ -392,12 +419,15 @@ static void ctr_close(struct rdt_src *s)
 	free(p->idx);
 	free(p->devs);
 	free(p->root);
+	if (p->tfd >= 0)
+		close(p->tfd);
 	free(p);
 	s->priv = NULL;
 }
 
 static const struct rdt_src_ops ctr_ops = {
 	.fill = ctr_fill,
+	.pollfds = ctr_pollfds,
 	.finish = ctr_finish,
 	.close = ctr_close,
 };
@@ -426,6 +456,21 @@ RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
 	p->netlink = !strcmp(sysfs_root, "/sys");
 	p->period_ns = (uint64_t)(period_ms ? period_ms : CTR_DEFAULT_PERIOD_MS) *
 		       1000000ull;
+	p->tfd = -1;
+	if (s->live) {
+		struct itimerspec it = {
+			.it_interval = { (time_t)(p->period_ns / 1000000000),
+					 (long)(p->period_ns % 1000000000) },
+		};
+
+		it.it_value = it.it_interval;
+		p->tfd = timerfd_create(CLOCK_MONOTONIC,
+					TFD_NONBLOCK | TFD_CLOEXEC);
+		if (p->tfd >= 0 && timerfd_settime(p->tfd, 0, &it, NULL) < 0) {
+			close(p->tfd);
+			p->tfd = -1;
+		}
+	}
 	s->priv = p;
 	s->ops = &ctr_ops;
 	rdt_local_file_hdr(&s->fh, NULL);
