@@ -21,7 +21,7 @@ KERNELS	= tests/vm/kernels
 
 export PREFIX DESTDIR
 
-.PHONY: all userspace kmod deps check demo bench stress install uninstall \
+.PHONY: all userspace kmod deps check demo bench stress kcsan install uninstall \
 	clean debug-kernel dkms-install dkms-uninstall deb
 
 all: userspace kmod
@@ -82,6 +82,11 @@ stress: deps
 	$(MAKE) debug-kernel
 	$(MAKE) all
 	scripts/stress.sh
+
+# Churn and unload on the KCSAN kernel (built on first use, ~10 min).
+kcsan: deps
+	$(MAKE) all
+	scripts/kcsan.sh
 
 install: userspace
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib install)

@@ -22,8 +22,11 @@ result() { echo "RESULT $*"; }
 
 # Splat and leak bookkeeping of the guest so far (tests/vm/run also scans
 # the whole log after the test; these numbers go into the summary table).
+# RDT_KCSAN=1 (scripts/kcsan.sh): KCSAN's data-race reports are counted
+# and sorted by that script, not here.
 splats() {
-	dmesg | grep -cE 'WARNING:|BUG:|Oops|KASAN|UBSAN|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage' || true
+	dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|UBSAN|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage' |
+		if [ "${RDT_KCSAN:-0}" = 1 ]; then grep -v 'BUG: KCSAN:'; else cat; fi | wc -l
 }
 leaks() {
 	K=/sys/kernel/debug/kmemleak
