@@ -31,6 +31,7 @@
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,9 @@ static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 }
 
 /* Stable: equal timestamps keep generation order. */
-/* A send WR at @t; completed @lat later unless @lat is 0. */
+/* A send WR at @t; if @done, its completion @lat later. */
 static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
-		 uint64_t lat)
+		 bool done, uint64_t lat)
 {
 	struct rdt_ev_post_send *p = rec(RDT_EV_POST_SEND, sizeof(*p), t, 0);
 	struct rdt_ev_poll_cq_wc *w;
@@ -88,7 +89,7 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	p->total_len = 4096;
 	p->num_sge = 1;
 	p->send_flags = 2;
-	if (!lat)
+	if (!done)
 		return;
 	w = rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t + lat, 0);
 	w->qpn = qpn;
@@ -165,28 +166,14 @@ int main(int argc, char **argv)
 			m->new_state = m->cur_state = (__u8)(s + 1);
 			m->attr_mask = 1;
 		}
-		for (unsigned long i = 0; i < wrs; i++) {
-			uint64_t t = start + 1000 + i * spacing + q;
-			struct rdt_ev_post_send *p = rec(RDT_EV_POST_SEND, sizeof(*p), t, 0);
-			struct rdt_ev_poll_cq_wc *w;
-
-			p->qpn = qpn;
-			p->wr_id = i;
-			p->opcode = 2;	/* SEND */
-			p->total_len = 4096;
-			p->num_sge = 1;
-			p->send_flags = 2;
-			w = rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t + lat + (i % 10) * 100, 0);
-			w->qpn = qpn;
-			w->wr_id = i;
-			w->byte_len = 4096;
-			w->cq_id = 1;
-		}
+		for (unsigned long i = 0; i < wrs; i++)
+			post(qpn, i, 0, start + 1000 + i * spacing + q, true,
+			     lat + (i % 10) * 100);
 		for (unsigned long j = 0; j < fails; j++) {
 			uint64_t t = start + 1000 + wrs * spacing + 100000 + j * 10000 + q;
 
-			post(qpn, 1000 + j, 0, t, lat);
-			post(qpn, 2000 + j, 1, t, 0);
+			post(qpn, 1000 + j, 0, t, true, lat);
+			post(qpn, 2000 + j, 1, t, false, 0);
 			struct rdt_ev_post_fail *f = rec(RDT_EV_POST_FAIL, sizeof(*f), t + 1, 0);
 
 			f->qpn = qpn;
@@ -194,7 +181,7 @@ int main(int argc, char **argv)
 			f->post_type = RDT_EV_POST_SEND;
 			f->nr_wr = 2;
 			f->bad_index = 1;
-			post(qpn, 2000 + j, 0, t + 500, lat);
+			post(qpn, 2000 + j, 0, t + 500, true, lat);
 		}
 	}
 	for (unsigned long i = 0; i < nccl; i++) {
