@@ -88,6 +88,9 @@ void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
 		       bool derived);
 void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Append a line to the source's status (what --stats and the end say). */
+void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void rdt_reader_set_error(struct rdt_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 struct rdt_src *rdt_reader_new_src(struct rdt_reader *r,

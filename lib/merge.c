@@ -13,6 +13,7 @@
  * its stream's next record replaces it with one sift-down, so a stream that
  * stays the earliest is drained without heap pops or pushes.
  */
+#define _GNU_SOURCE	/* vasprintf, asprintf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -216,6 +217,24 @@ void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
 	va_end(ap);
 	s->failed = true;
 	s->st.failed = true;
+}
+
+void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
+{
+	char *line, *all;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
+	va_end(ap);
+	if (!line)
+		return;
+	if (asprintf(&all, "%s%s", s->status ? s->status : "", line) >= 0) {
+		free(s->status);
+		s->status = all;
+	}
+	free(line);
 }
 
 RDT_EXPORT const char *rdt_reader_error(const struct rdt_reader *r)

@@ -67,26 +67,6 @@ struct ctr_priv {
 	bool		said_none, said_summary;
 };
 
-static void add_status(struct rdt_src *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void add_status(struct rdt_src *s, const char *fmt, ...)
-{
-	char *line, *all;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
-	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&all, "%s%s", s->status ? s->status : "", line) >= 0) {
-		free(s->status);
-		s->status = all;
-	}
-	free(line);
-}
-
 static uint64_t hash(const char *k)
 {
 	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
@@ -241,7 +221,7 @@ static void sample_one(struct ctr_priv *p, int dirfd, const char *dev,
 		if (!c->said) {
 			c->said = true;
 			if (p->nbad++ < CTR_NAMED_BAD)
-				add_status(p->s, "counters: %s/%s: %s: skipped\n",
+				rdt_src_add_status(p->s, "counters: %s/%s: %s: skipped\n",
 					   p->root, rel, why);
 		}
 		return;
@@ -336,7 +316,7 @@ static void sample(struct ctr_priv *p)
 	ndev = list(AT_FDCWD, p->root, &devs, &rootfd);
 	if (ndev <= 0 && !p->said_none) {
 		p->said_none = true;
-		add_status(p->s, "counters: no RDMA device in %s%s\n", p->root,
+		rdt_src_add_status(p->s, "counters: no RDMA device in %s%s\n", p->root,
 			   p->s->live ? " yet: looking again at every sample" : "");
 	}
 	for (int d = 0; d < ndev; d++) {
@@ -401,7 +381,7 @@ static void ctr_finish(struct rdt_src *s)
 	sample(p);
 	if (p->nbad && !p->said_summary) {
 		p->said_summary = true;
-		add_status(s, "counters: %llu counter files skipped "
+		rdt_src_add_status(s, "counters: %llu counter files skipped "
 			   "(unreadable or not a number)\n",
 			   (unsigned long long)p->nbad);
 	}

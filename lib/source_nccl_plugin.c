@@ -58,26 +58,6 @@ static struct rdt_np_ring *ring_at(const struct np_proc *p, uint32_t i)
 				      (uint64_t)i * p->ring_size);
 }
 
-static void add_status(struct rdt_src *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void add_status(struct rdt_src *s, const char *fmt, ...)
-{
-	char *line, *all;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
-	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&all, "%s%s", s->status ? s->status : "", line) >= 0) {
-		free(s->status);
-		s->status = all;
-	}
-	free(line);
-}
-
 static bool ignored(const struct np_priv *p, uint32_t pid)
 {
 	for (size_t i = 0; i < p->nignored; i++)
@@ -143,14 +123,14 @@ static void attach(struct np_priv *p, const char *name, uint32_t pid)
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		add_status(s, "nccl-plugin: %s: %s: skipped\n", path,
+		rdt_src_add_status(s, "nccl-plugin: %s: %s: skipped\n", path,
 			   strerror(errno));
 		ignore(p, pid);
 		free(path);
 		return;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		add_status(s, "nccl-plugin: pid %u: %s is read by another "
+		rdt_src_add_status(s, "nccl-plugin: pid %u: %s is read by another "
 			   "reader: skipped\n", pid, path);
 		ignore(p, pid);
 		close(fd);
@@ -176,7 +156,7 @@ static void attach(struct np_priv *p, const char *name, uint32_t pid)
 	pr->shm = mmap(NULL, pr->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (pr->shm == MAP_FAILED) {
 		pr->shm = NULL;
-		add_status(s, "nccl-plugin: %s: mmap: %s: skipped\n", path,
+		rdt_src_add_status(s, "nccl-plugin: %s: mmap: %s: skipped\n", path,
 			   strerror(errno));
 		goto bad;
 	}
@@ -184,14 +164,14 @@ static void attach(struct np_priv *p, const char *name, uint32_t pid)
 	if (why) {
 		if (!strcmp(why, "no ring magic"))
 			goto later;
-		add_status(s, "nccl-plugin: %s: %s: skipped\n", path, why);
+		rdt_src_add_status(s, "nccl-plugin: %s: %s: skipped\n", path, why);
 		goto bad;
 	}
 	pr->seen_dropped = calloc(pr->nrings, sizeof(*pr->seen_dropped));
 	if (!pr->seen_dropped)
 		goto later;
 	atomic_store(&pr->shm->reader_pid, (uint32_t)getpid());
-	add_status(s, "nccl-plugin: pid %u: %s, %u rings of %llu records\n",
+	rdt_src_add_status(s, "nccl-plugin: pid %u: %s, %u rings of %llu records\n",
 		   pid, path, pr->nrings, (unsigned long long)pr->nslots);
 	pr->next = p->procs;
 	p->procs = pr;
@@ -221,7 +201,7 @@ static void scan(struct np_priv *p)
 	p->last_scan = rdt_now_mono();
 	if (!d) {
 		if (!p->scanned)
-			add_status(p->s, "nccl-plugin: %s: %s\n", p->dir,
+			rdt_src_add_status(p->s, "nccl-plugin: %s: %s\n", p->dir,
 				   strerror(errno));
 		p->scanned = true;
 		return;
@@ -420,7 +400,7 @@ RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
 	s->meta = rdt_local_meta();
 	scan(p);
 	if (!p->procs)
-		add_status(s, "nccl-plugin: no NCCL process with "
+		rdt_src_add_status(s, "nccl-plugin: no NCCL process with "
 			   "libnccl-profiler-rdmatrace.so in %s%s\n", dir,
 			   s->live ? " yet: watching for them" : "");
 	return (int)s->idx;
