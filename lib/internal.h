@@ -88,6 +88,22 @@ void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
 		       bool derived);
 void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The header of a record librdmatrace makes itself (RDT_SRC_USER). */
+static inline void rdt_user_hdr(struct rdt_hdr *h, uint16_t type,
+				uint16_t size, uint64_t ts, uint32_t cpu,
+				uint32_t dev)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = RDT_REC_MAGIC;
+	h->version = RDT_ABI_MAJOR;
+	h->source = RDT_SRC_USER;
+	h->type = type;
+	h->size = size;
+	h->ts_ns = ts;
+	h->cpu = cpu;
+	h->dev = dev;
+}
+
 /* Append a line to the source's status (what --stats and the end say). */
 void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

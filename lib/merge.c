@@ -649,14 +649,8 @@ void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
 	union rdt_record rec;
 
 	memset(&rec, 0, sizeof(rec));
-	rec.hdr.magic = RDT_REC_MAGIC;
-	rec.hdr.version = RDT_ABI_MAJOR;
-	rec.hdr.source = RDT_SRC_USER;
-	rec.hdr.type = RDT_EV_LOST;
-	rec.hdr.size = sizeof(rec.lost);
-	rec.hdr.ts_ns = ts;
-	rec.hdr.cpu = cpu;
-	rec.hdr.dev = RDT_NO_DEV;
+	rdt_user_hdr(&rec.hdr, RDT_EV_LOST, sizeof(rec.lost), ts, cpu,
+		     RDT_NO_DEV);
 	rec.lost.count = count;
 	rec.lost.lost_source = producer;
 	rec.lost.lost_cpu = cpu;

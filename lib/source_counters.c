@@ -162,14 +162,8 @@ static void emit(struct ctr_priv *p, const struct ctr *c, uint64_t ts,
 	struct rdt_ev_port_counter e;
 
 	memset(&e, 0, sizeof(e));
-	e.hdr.magic = RDT_REC_MAGIC;
-	e.hdr.version = RDT_ABI_MAJOR;
-	e.hdr.source = RDT_SRC_USER;
-	e.hdr.type = RDT_EV_PORT_COUNTER;
-	e.hdr.size = sizeof(e);
-	e.hdr.ts_ns = ts;
-	e.hdr.cpu = RDT_ANY_CPU;
-	e.hdr.dev = RDT_NO_DEV;
+	rdt_user_hdr(&e.hdr, RDT_EV_PORT_COUNTER, sizeof(e), ts, RDT_ANY_CPU,
+		     RDT_NO_DEV);
 	for (size_t i = 0; i < p->ndevs; i++)
 		if (!strncmp(p->devs[i].name, c->dev, sizeof(c->dev))) {
 			e.hdr.dev = p->devs[i].index;
