@@ -40,9 +40,10 @@
  * unknown types.  1.2: RDT_SUBBUF_SEQ_UNUSED.  1.3: RDT_SRC_NCCL_PLUGIN and
  * its records (192..210).  1.4: RDT_EV_POST_FAIL; POST_SEND and POST_RECV
  * are written before the driver runs, their ret and bad are 0.  1.5:
- * RDT_EV_PORT_COUNTER (librdmatrace's port counters source).
+ * RDT_EV_PORT_COUNTER (librdmatrace's port counters source).  1.6:
+ * RDT_EV_RXE_XMIT (the send side of rxe_rcv: clock alignment across hosts).
  */
-#define RDT_ABI_MINOR		5
+#define RDT_ABI_MINOR		6
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -116,6 +117,7 @@ enum rdt_type {
 	RDT_EV_RXE_RETRY	= 132,	/* requester retransmit / RNR retry */
 	RDT_EV_TCP_RETRANSMIT	= 133,	/* tcp:tcp_retransmit_skb */
 	RDT_EV_COLL_MARK	= 134,	/* USDT collective begin/end marker */
+	RDT_EV_RXE_XMIT		= 135,	/* 1.6: rxe_xmit_packet: every sent packet */
 
 	/* 192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first */
 	RDT_EV_NP_COMM_INIT	= 192,	/* profiler init of a communicator */
@@ -479,6 +481,24 @@ struct rdt_ev_rxe_rcv {
 	__u32	psn;
 	__u32	opcode;			/* IB BTH opcode */
 	__u32	length;			/* packet payload length */
+};
+
+/*
+ * One RoCEv2 packet handed to the network by rxe (requests, responses and
+ * ACKs alike).  With rxe_rcv on the peer it is one message seen on both
+ * hosts: the pair bounds the offset between their clocks.  The addresses
+ * name the hosts: saddr is this host's, daddr the receiver's.
+ */
+struct rdt_ev_rxe_xmit {
+	struct rdt_hdr hdr;
+	__u8	saddr[16];		/* IPv4 in the first 4 bytes */
+	__u8	daddr[16];
+	__u32	qpn;			/* destination QPN (the BTH's) */
+	__u32	psn;
+	__u32	opcode;			/* IB BTH opcode */
+	__u32	length;			/* packet payload length */
+	__u32	src_qpn;		/* the sending QP */
+	__u32	family;			/* AF_INET or AF_INET6 */
 };
 
 enum rdt_rxe_retry_kind {
