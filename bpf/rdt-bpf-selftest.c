@@ -85,6 +85,16 @@ static int print_rec(void *ctx, const void *rec, size_t len)
 		       e->psn, e->opcode, e->length);
 		break;
 	}
+	case RDT_EV_RXE_XMIT: {
+		const struct rdt_ev_rxe_xmit *e = rec;
+
+		addr(s, sizeof(s), e->saddr, e->family);
+		addr(d, sizeof(d), e->daddr, e->family);
+		printf("RXE_XMIT dev=%u src_qpn=%u qpn=%u psn=%u opcode=0x%02x length=%u "
+		       "family=%u saddr=%s daddr=%s\n", h->dev, e->src_qpn, e->qpn, e->psn,
+		       e->opcode, e->length, e->family, s, d);
+		break;
+	}
 	case RDT_EV_RXE_RETRY: {
 		const struct rdt_ev_rxe_retry *e = rec;
 		static const char *const k[] = { "?", "retransmit", "rnr", "nak_seq" };

@@ -106,8 +106,10 @@ static bool open_nccl(struct rdt_bpf *b, const char *target)
 	return n > 0;
 }
 
-static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "retransmit_timer",
-					 "rnr_nak_timer" };
+static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "rxe_xmit_packet",
+					 "retransmit_timer", "rnr_nak_timer" };
+#define RXE_NHOOKS (sizeof(rxe_hooks) / sizeof(rxe_hooks[0]))
+#define RXE_HOOK_LIST "rxe_cq_post rxe_rcv rxe_xmit_packet retransmit_timer rnr_nak_timer"
 
 /*
  * fentry first: cheaper, and it proves the module's BTF matches.  Kernels
@@ -116,17 +118,19 @@ static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "retransmit_t
  */
 static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t whylen)
 {
-	struct bpf_program *fe[] = { b->rxe->progs.fentry_cq_post, b->rxe->progs.fentry_rcv,
-				     b->rxe->progs.fentry_retransmit_timer,
-				     b->rxe->progs.fentry_rnr_nak_timer };
-	struct bpf_program *kp[] = { b->rxe->progs.kprobe_cq_post, b->rxe->progs.kprobe_rcv,
-				     b->rxe->progs.kprobe_retransmit_timer,
-				     b->rxe->progs.kprobe_rnr_nak_timer };
+	struct bpf_program *fe[RXE_NHOOKS] = {
+		b->rxe->progs.fentry_cq_post, b->rxe->progs.fentry_rcv,
+		b->rxe->progs.fentry_xmit_packet, b->rxe->progs.fentry_retransmit_timer,
+		b->rxe->progs.fentry_rnr_nak_timer };
+	struct bpf_program *kp[RXE_NHOOKS] = {
+		b->rxe->progs.kprobe_cq_post, b->rxe->progs.kprobe_rcv,
+		b->rxe->progs.kprobe_xmit_packet, b->rxe->progs.kprobe_retransmit_timer,
+		b->rxe->progs.kprobe_rnr_nak_timer };
 	char missing[256] = "";
 	size_t nlinks = b->links.n;
 	int ok = 0;
 
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < RXE_NHOOKS; i++) {
 		bpf_program__set_autoload(fe[i], fentry);
 		bpf_program__set_autoload(kp[i], !fentry);
 	}
@@ -135,7 +139,7 @@ static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t wh
 		snprintf(why, whylen, "load: %s", last_libbpf_msg);
 		return false;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (size_t i = 0; i < RXE_NHOOKS; i++) {
 		struct bpf_link *l = bpf_program__attach(fentry ? fe[i] : kp[i]);
 
 		if (add_link(b, l)) {
@@ -171,15 +175,13 @@ static bool open_rxe(struct rdt_bpf *b)
 	}
 	b->rxe = rdt_rxe__open();
 	if (b->rxe && open_rxe_family(b, true, why_fe, sizeof(why_fe))) {
-		status(b, "rxe: attached (fentry) rxe_cq_post rxe_rcv retransmit_timer rnr_nak_timer%s",
-		       why_fe);
+		status(b, "rxe: attached (fentry) " RXE_HOOK_LIST "%s", why_fe);
 		return true;
 	}
 	rdt_rxe__destroy(b->rxe);
 	b->rxe = rdt_rxe__open();
 	if (b->rxe && open_rxe_family(b, false, why_kp, sizeof(why_kp))) {
-		status(b, "rxe: attached (kprobe; fentry %s) rxe_cq_post rxe_rcv retransmit_timer rnr_nak_timer%s",
-		       why_fe, why_kp);
+		status(b, "rxe: attached (kprobe; fentry %s) " RXE_HOOK_LIST "%s", why_fe, why_kp);
 		return true;
 	}
 	status(b, "rxe: not attached: fentry %s; kprobe %s", why_fe, why_kp);

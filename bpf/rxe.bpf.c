@@ -2,8 +2,8 @@
 /*
  * rdma_rxe internals: every completion (rxe_cq_post, user and kernel CQs
  * alike: rdma-core's rxe provider polls CQs in userspace, so the kmod's
- * poll_cq wrapper never sees them), every received packet (rxe_rcv) and
- * the requester's retries.  Each hook exists twice, fentry and kprobe,
+ * poll_cq wrapper never sees them), every received packet (rxe_rcv), every
+ * sent one (rxe_xmit_packet) and the requester's retries.  Each hook exists twice, fentry and kprobe,
  * sharing one body; the loader autoloads one family: fentry where the
  * kernel can attach it to module BTF, kprobe otherwise.
  */
@@ -105,6 +105,52 @@ static __always_inline void on_rcv(struct sk_buff *skb)
 	}
 }
 
+/*
+ * Every packet rxe hands to the network or to its loopback: requests,
+ * read responses and ACKs (rxe_req.c, rxe_resp.c; 6.1 and 6.12 alike).
+ * rxe_prepare has pushed UDP and IP before this call, so the network
+ * header is set; pkt->hdr points at the BTH.  paylen is the same
+ * BTH-to-ICRC length rxe_rcv's pkt carries on the peer, so both ends of
+ * one packet record the same length.  Three reads of packet bytes/fields
+ * (BTH, IP header, paylen) and the QP's number and device.
+ */
+static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
+				    struct sk_buff *skb)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u8 bth[12], ip[40];
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 nh = BPF_CORE_READ(skb, network_header);
+	struct rdt_ev_rxe_xmit *e;
+
+	if (bpf_probe_read_kernel(bth, sizeof(bth), BPF_CORE_READ(pkt, hdr)))
+		return;
+	/* An IPv4 header is 20 bytes, but UDP and the BTH follow it: 40 are there. */
+	if (bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
+		return;
+	e = RDT_RESERVE(RDT_EV_RXE_XMIT, struct rdt_ev_rxe_xmit, ts,
+			BPF_CORE_READ(qp, ibqp.device, index));
+	if (!e)
+		return;
+	__builtin_memset(e->saddr, 0, sizeof(e->saddr));
+	__builtin_memset(e->daddr, 0, sizeof(e->daddr));
+	if ((ip[0] >> 4) == 6) {
+		e->family = 10;	/* AF_INET6 */
+		__builtin_memcpy(e->saddr, ip + 8, 16);
+		__builtin_memcpy(e->daddr, ip + 24, 16);
+	} else {
+		e->family = 2;	/* AF_INET */
+		__builtin_memcpy(e->saddr, ip + 12, 4);
+		__builtin_memcpy(e->daddr, ip + 16, 4);
+	}
+	e->opcode = bth[0];
+	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
+	e->psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	e->length = BPF_CORE_READ(pkt, paylen);
+	e->src_qpn = BPF_CORE_READ(qp, ibqp.qp_num);
+	rdt_submit(e);
+}
+
 static __always_inline void on_timer(struct timer_list *t, __u32 kind)
 {
 	struct rxe_qp___rdt *qp;
@@ -144,6 +190,23 @@ SEC("kprobe/rxe_rcv")
 int BPF_KPROBE(kprobe_rcv, struct sk_buff *skb)
 {
 	on_rcv(skb);
+	return 0;
+}
+
+/* Called from rxe_req.c and rxe_resp.c: never inlined into its callers. */
+SEC("fentry/rxe_xmit_packet")
+int BPF_PROG(fentry_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
+	     struct sk_buff *skb)
+{
+	on_xmit(qp, pkt, skb);
+	return 0;
+}
+
+SEC("kprobe/rxe_xmit_packet")
+int BPF_KPROBE(kprobe_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
+	       struct sk_buff *skb)
+{
+	on_xmit(qp, pkt, skb);
 	return 0;
 }
 
