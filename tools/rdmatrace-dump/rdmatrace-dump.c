@@ -149,6 +149,21 @@ static bool saved_capture(const char *dir)
 	return !access(path, F_OK);
 }
 
+/* rdmatrace-record saves the port counters beside the relay copies. */
+static int add_saved_counters(struct rdt_reader *r, const char *dir)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/" RDT_SAVED_COUNTERS, dir);
+	if (access(path, F_OK))
+		return 0;
+	if (rdt_reader_add_file(r, path) < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		return -1;
+	}
+	return 0;
+}
+
 /* The NCCL plugin source attaches to processes as they start, the
  * counters source finds devices and bad files as it samples: print what
  * they say after start-up too. */
@@ -225,6 +240,9 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 		}
 		fprintf(stderr, "%s", rdt_reader_source_status(r,
 							(unsigned int)idx));
+		if (saved_capture(a->relay_dir) &&
+		    add_saved_counters(r, a->relay_dir) < 0)
+			return -1;
 	}
 	if (a->no_bpf)
 		return add_nccl_plugin(r, a);

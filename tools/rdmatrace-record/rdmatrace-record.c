@@ -29,6 +29,7 @@
  * a producer that was left enabled (--no-enable) outrun us. */
 #define DRAIN_CHUNKS 1024
 #define MAX_CPUS 4096
+#define COUNTERS_FILE RDT_SAVED_COUNTERS
 
 static volatile sig_atomic_t stop_requested;
 
@@ -44,6 +45,16 @@ struct cpu {
 	unsigned long long bytes;
 };
 
+/* The library's counters source, written as it samples. */
+struct ctr {
+	struct rdt_reader *rd;
+	struct rdt_sink *sink;
+	int idx;
+	size_t said;
+	unsigned long long records;
+	char path[600];
+};
+
 struct rec {
 	const char *relay, *outdir;
 	struct cpu *cpus;
@@ -51,6 +62,7 @@ struct rec {
 	unsigned char *buf;
 	unsigned long long bytes;
 	bool failed;
+	struct ctr ctr;
 };
 
 static void usage(FILE *f)
@@ -62,11 +74,16 @@ static void usage(FILE *f)
 "until Ctrl-C/SIGTERM or -w.  Decode later, here or elsewhere, with\n"
 "  rdmatrace-dump -d DIR [-o FILE] [-F FORMAT] ...\n"
 "It copies and does not decode, so it keeps up with far higher event rates\n"
-"than rdmatrace-dump -f; it records the module only (no BPF sources).\n"
+"than rdmatrace-dump -f; it records the module and the port counters (no\n"
+"BPF sources).\n"
 "\n"
 "  -D, --output-dir DIR  where to save (created; must not hold a capture)\n"
 "  -d, --relay-dir DIR   relay directory (default " DEFAULT_RELAY ")\n"
 "  -w, --stop SECONDS    stop after SECONDS\n"
+"      --counters=MS     sample every RDMA device's port counters every MS\n"
+"                        ms (default 1000), at the start and at the end, into\n"
+"                        DIR/" COUNTERS_FILE "\n"
+"      --no-counters     record without the port counters\n"
 "      --no-enable       do not switch the module's tracing on and off\n"
 "  -h, --help            this text\n"
 "  -V, --version         versions of the tool and the wire format\n"
@@ -80,6 +97,8 @@ static const struct option longopts[] = {
 	{ "relay-dir", required_argument, NULL, 'd' },
 	{ "stop", required_argument, NULL, 'w' },
 	{ "no-enable", no_argument, NULL, 'E' },
+	{ "counters", required_argument, NULL, 'C' },
+	{ "no-counters", no_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -276,6 +295,7 @@ static int make_outdir(const char *dir)
 	}
 	while ((de = readdir(d)))
 		if (!strcmp(de->d_name, RDT_SAVED_HEADER) ||
+		    !strcmp(de->d_name, COUNTERS_FILE) ||
 		    !strncmp(de->d_name, "trace", 5) ||
 		    !strncmp(de->d_name, "dropped", 7)) {
 			fprintf(stderr, "rdmatrace-record: %s already holds a "
@@ -294,6 +314,7 @@ static void undo_setup(struct rec *r)
 {
 	static const char *const made[] = {
 		RDT_SAVED_HEADER, "version", "n_subbufs", "dropped.start",
+		COUNTERS_FILE,
 	};
 	char path[600];
 
@@ -326,6 +347,96 @@ static int save_header(const char *relay, const char *dir)
 	ret = rdt_write_local_header(f, relay);
 	if (fclose(f) && !ret)
 		ret = -errno;
+	return ret;
+}
+
+/* Print what the counters source said since last time (devices found,
+ * files it could not read). */
+static void ctr_status(struct ctr *c)
+{
+	const char *st = rdt_reader_source_status(c->rd, (unsigned int)c->idx);
+	size_t n = strlen(st);
+
+	if (n > c->said)
+		fputs(st + c->said, stderr);
+	c->said = n;
+}
+
+static int ctr_open(struct ctr *c, const char *outdir, unsigned int ms)
+{
+	struct rdt_reader_opts o = { .sz = sizeof(o), .follow = true };
+	char err[256];
+
+	c->rd = rdt_reader_new(&o);
+	if (!c->rd) {
+		fprintf(stderr, "rdmatrace-record: %s\n", strerror(ENOMEM));
+		return -1;
+	}
+	c->idx = rdt_reader_add_counters(c->rd, NULL, ms);
+	if (c->idx < 0) {
+		fprintf(stderr, "rdmatrace-record: %s\n",
+			rdt_reader_error(c->rd));
+		goto fail;
+	}
+	snprintf(c->path, sizeof(c->path), "%s/" COUNTERS_FILE, outdir);
+	c->sink = rdt_sink_open(RDT_FMT_BINARY, c->path, c->rd, err,
+				sizeof(err));
+	if (!c->sink) {
+		fprintf(stderr, "rdmatrace-record: %s: %s\n", c->path, err);
+		goto fail;
+	}
+	ctr_status(c);
+	return 0;
+fail:
+	rdt_reader_free(c->rd);
+	c->rd = NULL;
+	return -1;
+}
+
+/* Write what the counters source has ready; @wait_ms -1 at the end. */
+static int ctr_pump(struct ctr *c, int wait_ms)
+{
+	struct rdt_event ev;
+	int ret;
+
+	if (!c->rd)
+		return 0;
+	while ((ret = rdt_reader_next(c->rd, &ev, wait_ms)) == 1) {
+		if (rdt_sink_write(c->sink, &ev) < 0) {
+			fprintf(stderr, "rdmatrace-record: %s: %s\n",
+				c->path, rdt_sink_error(c->sink));
+			return -1;
+		}
+		c->records++;
+	}
+	ctr_status(c);
+	if (ret < 0 && ret != -EAGAIN) {
+		fprintf(stderr, "rdmatrace-record: port counters: %s\n",
+			rdt_reader_error(c->rd));
+		return -1;
+	}
+	return 0;
+}
+
+/* The last sample, then the file's summary. */
+static int ctr_close(struct ctr *c)
+{
+	int ret, cret;
+
+	if (!c->rd)
+		return 0;
+	rdt_reader_stop(c->rd);
+	ret = ctr_pump(c, -1);
+	cret = rdt_sink_close(c->sink, c->rd);
+	if (cret < 0) {
+		fprintf(stderr, "rdmatrace-record: %s: %s\n", c->path,
+			strerror(-cret));
+		ret = -1;
+	}
+	fprintf(stderr, "rdmatrace-record: %llu port counter changes saved "
+		"to %s\n", c->records, c->path);
+	rdt_reader_free(c->rd);
+	c->rd = NULL;
 	return ret;
 }
 
@@ -369,7 +480,8 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	struct pollfd *pfd = NULL;
 	unsigned int npfd = 0;
-	bool enabled = false, no_enable = false;
+	bool enabled = false, no_enable = false, counters = true;
+	unsigned long counters_ms = 1000;
 	int c, ret, major, more;
 	char vtext[128];
 	double last_scan;
@@ -389,6 +501,19 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'E': no_enable = true; break;
+		case 'C':
+			errno = 0;
+			counters_ms = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || !counters_ms ||
+			    counters_ms > 3600000) {
+				fprintf(stderr, "rdmatrace-record: bad "
+					"--counters period '%s' (ms, 1 to "
+					"3600000)\n", optarg);
+				return 2;
+			}
+			counters = true;
+			break;
+		case 'N': counters = false; break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
 			printf("rdmatrace-record %s (wire ABI %d.%d)\n",
@@ -450,6 +575,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (counters && ctr_open(&r.ctr, r.outdir,
+				 (unsigned int)counters_ms) < 0) {
+		undo_setup(&r);
+		return 1;
+	}
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -478,6 +609,10 @@ int main(int argc, char **argv)
 				r.failed = true;
 				break;
 			}
+		}
+		if (ctr_pump(&r.ctr, 0) < 0) {
+			r.failed = true;
+			break;
 		}
 		more = copy_pass(&r, CHUNKS_PER_PASS);
 		if (more)
@@ -508,6 +643,8 @@ int main(int argc, char **argv)
 		if (copy_pass(&r, 1) <= 0)
 			break;
 	secs = now_s() - t0;
+	if (ctr_close(&r.ctr) < 0)
+		r.failed = true;
 	ret = copy_file(r.relay, "dropped", r.outdir, "dropped");
 	if (ret)
 		fprintf(stderr, "rdmatrace-record: %s/dropped: %s\n",

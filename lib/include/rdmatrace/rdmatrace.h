@@ -55,6 +55,7 @@ union rdt_record {
 	struct rdt_ev_nccl_comm		nccl_comm;
 	struct rdt_ev_rxe_cqe		rxe_cqe;
 	struct rdt_ev_rxe_rcv		rxe_rcv;
+	struct rdt_ev_rxe_xmit		rxe_xmit;
 	struct rdt_ev_rxe_retry		rxe_retry;
 	struct rdt_ev_tcp_retransmit	tcp;
 	struct rdt_ev_coll_mark		coll_mark;
@@ -274,6 +275,8 @@ long long rdt_relay_read_dropped(const char *path, uint64_t **v,
 /* In a capture saved by rdmatrace-record: the recording host's header.
  * A relay directory holding it is a saved capture, not the live module. */
 #define RDT_SAVED_HEADER "header.rdt"
+/* Its port counters, a trace file (rdmatrace-record --counters). */
+#define RDT_SAVED_COUNTERS "counters.rdt"
 
 /* A trace file header for this host and no records (@relay_dir, may be
  * NULL, supplies the module version): what rdmatrace-record saves as
