@@ -22,6 +22,7 @@ static void forward(int sig)
 			kill(kids[i], sig);
 }
 
+/* The index of a child in kids[] (its rank is first_rank + index). */
 static int rank_of(pid_t pid)
 {
 	for (int i = 0; i < nkids; i++)
@@ -57,8 +58,7 @@ int launcher_run(struct options *o, int (*rank_fn)(struct options *))
 		if (pid == 0) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
-			o->rank = r;
-			o->nranks = nkids;
+			o->rank = o->first_rank + r;
 			o->launch = 0;
 			fflush(NULL);
 			_exit(rank_fn(o));
@@ -92,7 +92,7 @@ int launcher_run(struct options *o, int (*rank_fn)(struct options *))
 		kids[r] = -1;
 		left--;
 		if (WIFSIGNALED(st)) {
-			rra_err("rank %d (pid %d) killed by signal %d (%s)", r, (int)pid,
+			rra_err("rank %d (pid %d) killed by signal %d (%s)", o->first_rank + r, (int)pid,
 				WTERMSIG(st), strsignal(WTERMSIG(st)));
 			code = RRA_EXIT_FAIL;
 		} else {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Out-of-band exchange over a unix socket with deadlines, see oob.h. */
+/* Out-of-band exchange over a unix or TCP socket with deadlines, see oob.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +12,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include "common.h"
 #include "oob.h"
@@ -140,11 +144,133 @@ static int root_accept(struct oob *o, uint64_t deadline)
 	return 0;
 }
 
+/* "tcp:HOST:PORT" ("tcp:[V6ADDR]:PORT"): a TCP rendezvous, see oob.h. */
+static int is_tcp(const char *name)
+{
+	return !strncmp(name, "tcp:", 4);
+}
+
+static int tcp_resolve(const char *name, struct addrinfo **res)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	char host[256];
+	const char *h = name + 4, *port = strrchr(h, ':');
+	size_t len;
+	int rc;
+
+	if (!port || port == h || !port[1]) {
+		rra_err("--oob '%s': want tcp:HOST:PORT", name);
+		return -1;
+	}
+	len = (size_t)(port - h);
+	if (h[0] == '[' && len >= 2 && h[len - 1] == ']') {
+		h++;
+		len -= 2;
+	}
+	if (len >= sizeof(host)) {
+		rra_err("--oob '%s': host name too long", name);
+		return -1;
+	}
+	memcpy(host, h, len);
+	host[len] = '\0';
+	rc = getaddrinfo(host, port + 1, &hints, res);
+	if (rc) {
+		rra_err("--oob '%s': %s", name, gai_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static void tcp_nodelay(int fd)
+{
+	int one = 1;
+
+	/* Small request/answer messages: no Nagle delay between them. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* Rank 0 binds HOST:PORT, so HOST is one of its own addresses. */
+static int tcp_listen(struct oob *o, const char *name, int n)
+{
+	struct addrinfo *ai;
+	int one = 1, fd;
+
+	if (tcp_resolve(name, &ai))
+		return -1;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rra_err("socket: %s", strerror(errno));
+		freeaddrinfo(ai);
+		return -1;
+	}
+	o->listen_fd = fd;
+	/* A run right after another may find the port in TIME_WAIT. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, n)) {
+		rra_err("cannot listen on '%s': %s (another run using it? pick --oob)",
+			name, strerror(errno));
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	return 0;
+}
+
+/*
+ * A non-blocking connect bounded by the deadline: an unreachable host must
+ * not hold a rank for the kernel's SYN retries (minutes).  Returns the
+ * connected fd, -2 to try again (nobody listens yet, or the network is not
+ * up yet), -1 on an error (printed).
+ */
+static int tcp_connect_once(const char *name, uint64_t deadline)
+{
+	struct addrinfo *ai;
+	int fd, err = 0;
+	socklen_t elen = sizeof(err);
+
+	if (tcp_resolve(name, &ai))
+		return -1;
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		rra_err("socket: %s", strerror(errno));
+		freeaddrinfo(ai);
+		return -1;
+	}
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+		err = 0;
+	} else if (errno == EINPROGRESS) {
+		int rc = wait_fd(fd, POLLOUT, deadline);
+
+		if (rc == -ETIMEDOUT)
+			err = ETIMEDOUT;
+		else if (rc)
+			err = -rc;
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen))
+			err = errno;
+	} else {
+		err = errno;
+	}
+	freeaddrinfo(ai);
+	if (!err) {
+		tcp_nodelay(fd);
+		return fd;
+	}
+	close(fd);
+	switch (err) {
+	case ECONNREFUSED: case ETIMEDOUT: case EHOSTUNREACH: case ENETUNREACH:
+	case EADDRNOTAVAIL: case EINTR: case EAGAIN:
+		return -2;
+	}
+	rra_err("connect to rank 0 at '%s': %s", name, strerror(err));
+	return -1;
+}
+
 int oob_open(struct oob *o, const char *name, int rank, int n, int timeout_ms)
 {
 	uint64_t deadline = rra_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int tcp = is_tcp(name);
 	struct sockaddr_un sa;
-	socklen_t salen = mkaddr(&sa, name);
+	socklen_t salen = tcp ? 0 : mkaddr(&sa, name);
 
 	memset(o, 0, sizeof(*o));
 	o->rank = rank;
@@ -159,6 +285,15 @@ int oob_open(struct oob *o, const char *name, int rank, int n, int timeout_ms)
 			return -1;
 		for (int r = 0; r < n; r++)
 			o->peer_fd[r] = -1;
+		if (tcp) {
+			if (tcp_listen(o, name, n) || root_accept(o, deadline))
+				return -1;
+			for (int r = 1; r < n; r++)
+				tcp_nodelay(o->peer_fd[r]);
+			close(o->listen_fd);
+			o->listen_fd = -1;
+			return 0;
+		}
 		o->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (o->listen_fd < 0) {
 			rra_err("socket: %s", strerror(errno));
@@ -182,6 +317,21 @@ int oob_open(struct oob *o, const char *name, int rank, int n, int timeout_ms)
 	}
 
 	/* Rank 0 may start later than us: retry until the deadline. */
+	while (tcp) {
+		struct hello h = { OOB_MAGIC, rank, n };
+
+		o->root_fd = tcp_connect_once(name, deadline);
+		if (o->root_fd >= 0)
+			return xfer(o, o->root_fd, 0, &h, sizeof(h), 1);
+		if (o->root_fd == -1)
+			return -1;
+		o->root_fd = -1;
+		if (!ms_left(deadline)) {
+			rra_err("rank 0 did not listen on '%s' within %d ms", name, timeout_ms);
+			return -1;
+		}
+		usleep(10000);
+	}
 	for (;;) {
 		struct hello h = { OOB_MAGIC, rank, n };
 

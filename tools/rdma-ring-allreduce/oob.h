@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Out-of-band exchange between ranks over a local unix socket: a star through
- * rank 0 (rank 0 listens, the others connect), enough for an allgather of QP
- * info, barriers and gathering results. Every read, write, accept and connect
- * has a deadline, so a dead peer is an error, never a hang.
+ * Out-of-band exchange between ranks over a local unix socket, or TCP for
+ * ranks on several hosts: a star through rank 0 (rank 0 listens, the others
+ * connect), enough for an allgather of QP info, barriers and gathering
+ * results. Every read, write, accept and connect has a deadline, so a dead
+ * peer is an error, never a hang.
  */
 #ifndef RRA_OOB_H
 #define RRA_OOB_H
@@ -20,8 +21,11 @@ struct oob {
 };
 
 /*
- * name: "@abstract-name" (Linux abstract namespace, nothing to clean up) or a
- * filesystem path. Returns 0 or -1 with the error printed.
+ * name: "@abstract-name" (Linux abstract namespace, nothing to clean up), a
+ * filesystem path, or "tcp:HOST:PORT" (IPv6: "tcp:[ADDR]:PORT"): rank 0
+ * listens on HOST:PORT, one of its own addresses, the others connect there,
+ * retrying while nothing listens or the network is not up, until the
+ * deadline. Returns 0 or -1 with the error printed.
  */
 int oob_open(struct oob *o, const char *name, int rank, int n, int timeout_ms);
 /* all gets n records of sz bytes, record r from rank r. */

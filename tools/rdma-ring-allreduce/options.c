@@ -16,14 +16,18 @@ void options_usage(FILE *f)
 "Usage: " PROG " [-N NRANKS | --rank R --nranks N] [options]\n"
 "\n"
 "Ring allreduce (float32 sum) over RDMA verbs, one process per rank, RC QPs to\n"
-"the ring neighbours, QP info exchanged over a local unix socket. Prints\n"
+"the ring neighbours, QP info exchanged over a local unix socket (or TCP). Prints\n"
 "nccl-tests (all_reduce_perf) style lines and checks every element on every rank.\n"
 "\n"
 "Ranks:\n"
 "  -N, --launch N      fork N local ranks (0..N-1) and wait for them\n"
+"      --first-rank F --nranks T   with -N: the local ranks are F..F+N-1 of T\n"
+"                      (the others run elsewhere, with the same --oob)\n"
 "      --rank R --nranks N   run one rank; start all N with the same --oob\n"
 "      --oob NAME      rendezvous socket: '@name' (abstract) or a path\n"
-"                      (default @" PROG ".UID, -N: @" PROG ".PID)\n"
+"                      (default @" PROG ".UID, -N: @" PROG ".PID), or\n"
+"                      tcp:HOST:PORT for ranks on several hosts: rank 0\n"
+"                      listens on HOST:PORT (its own address), the rest connect\n"
 "Sweep (as all_reduce_perf; sizes in bytes, K/M/G suffixes, rounded down to\n"
 "whole floats, at least one):\n"
 "  -b MINBYTES (8)  -e MAXBYTES (1M)  -f FACTOR (2)  -i STEPBYTES (0: use -f)\n"
@@ -90,6 +94,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		{ "rank", required_argument, NULL, 'R' },
 		{ "nranks", required_argument, NULL, 'Z' },
 		{ "oob", required_argument, NULL, 'O' },
+		{ "first-rank", required_argument, NULL, 'F' },
 		{ "die", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -111,6 +116,7 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->depth = 64;
 	o->rq_depth = 256;
 	o->rank = -1;
+	o->first_rank = -1;
 	o->die_rank = -1;
 
 	while ((c = getopt_long(argc, argv, "b:e:f:i:n:w:d:g:p:t:C:q:r:s:N:vh", lo, NULL)) != -1) {
@@ -137,6 +143,7 @@ int options_parse(struct options *o, int argc, char **argv)
 		case 'R': if (parse_int(optarg, 0, RING_MAX_RANKS - 1, &o->rank)) goto bad; break;
 		case 'Z': if (parse_int(optarg, 2, RING_MAX_RANKS, &o->nranks)) goto bad; break;
 		case 'O': o->oob = optarg; break;
+		case 'F': if (parse_int(optarg, 0, RING_MAX_RANKS - 1, &o->first_rank)) goto bad; break;
 		case 'D': {
 			unsigned long long seq;
 
@@ -166,9 +173,32 @@ int options_parse(struct options *o, int argc, char **argv)
 		rra_err("-C must be at least %zu bytes", sizeof(float));
 		return -1;
 	}
-	if (o->launch && (o->rank >= 0 || o->nranks)) {
-		rra_err("-N and --rank/--nranks exclude each other");
+	if (o->launch && o->rank >= 0) {
+		rra_err("-N and --rank exclude each other");
 		return -1;
+	}
+	if (o->first_rank >= 0 && !o->launch) {
+		rra_err("--first-rank goes with -N (one rank: --rank)");
+		return -1;
+	}
+	if (o->launch && (o->first_rank >= 0 || o->nranks)) {
+		/* Part of a ring whose other ranks run elsewhere. */
+		if (o->first_rank < 0 || !o->nranks) {
+			rra_err("-N with --nranks needs --first-rank, and --first-rank needs --nranks");
+			return -1;
+		}
+		if (o->first_rank + o->launch > o->nranks) {
+			rra_err("ranks %d..%d out of range for --nranks %d", o->first_rank,
+				o->first_rank + o->launch - 1, o->nranks);
+			return -1;
+		}
+		if (!o->oob) {
+			rra_err("-N with --first-rank needs --oob (the ranks elsewhere must find rank 0)");
+			return -1;
+		}
+	} else if (o->launch) {
+		o->first_rank = 0;
+		o->nranks = o->launch;
 	}
 	if (!o->launch) {
 		if (o->rank < 0 || !o->nranks) {
@@ -189,8 +219,9 @@ int options_parse(struct options *o, int argc, char **argv)
 bad:
 	if (c == 'N' || c == 'Z')
 		rra_err("bad rank count '%s': 2..%d ranks", optarg, RING_MAX_RANKS);
-	else if (c == 'R' || c == 'D')
-		rra_err("bad value '%s' for --%s (see --help)", optarg, c == 'R' ? "rank" : "die");
+	else if (c == 'R' || c == 'D' || c == 'F')
+		rra_err("bad value '%s' for --%s (see --help)", optarg,
+			c == 'R' ? "rank" : c == 'D' ? "die" : "first-rank");
 	else
 		rra_err("bad value '%s' for -%c (see --help)", optarg, c);
 	return -1;

@@ -21,7 +21,8 @@ struct options {
 	uint32_t rq_depth;		/* receives kept posted */
 	uint32_t spin_us;		/* -s: busy-poll before sleeping */
 	int launch;			/* -N: fork this many local ranks */
-	int rank, nranks;		/* --rank --nranks */
+	int first_rank;			/* -N: the first local rank (--first-rank) */
+	int rank, nranks;		/* --rank --nranks (-N: all ranks) */
 	const char *oob;		/* --oob */
 	int verbose;			/* -v */
 	int die_rank;			/* --die RANK:SEQ (test aid) */
