@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,9 @@ struct ctr_priv {
 	struct rdt_devindex *devs;
 	size_t		ndevs;
 	bool		said_none, said_summary;
+	/* "\nDEV\n..." of devices said to have no counter files (siw):
+	 * said once, so that no records is not mistaken for no traffic. */
+	char		*said_empty;
 };
 
 static uint64_t hash(const char *k)
@@ -262,15 +266,17 @@ static void free_list(struct dirent **v, int n, int fd)
 		close(fd);
 }
 
-static void sample_port(struct ctr_priv *p, int portsfd, const char *dev,
-			const char *port, uint64_t ts)
+/* Returns how many counter files the port has. */
+static unsigned int sample_port(struct ctr_priv *p, int portsfd,
+				const char *dev, const char *port, uint64_t ts)
 {
 	static const char *const dirs[] = { "counters", "hw_counters" };
+	unsigned int files = 0;
 	char *end;
 	unsigned long pn = strtoul(port, &end, 10);
 
 	if (*end || !*port || pn > UINT32_MAX)
-		return;
+		return 0;
 	for (uint32_t k = 0; k < 2; k++) {
 		char sub[300];
 		struct dirent **e;
@@ -285,11 +291,33 @@ static void sample_port(struct ctr_priv *p, int portsfd, const char *dev,
 			if (fstatat(fd, e[i]->d_name, &st, 0) < 0 ||
 			    !S_ISREG(st.st_mode))
 				continue;
+			files++;
 			sample_one(p, fd, dev, (uint32_t)pn, k, e[i]->d_name, ts);
 		}
 		if (n >= 0)
 			free_list(e, n, fd);
 	}
+	return files;
+}
+
+static void say_empty(struct ctr_priv *p, const char *dev)
+{
+	size_t had = p->said_empty ? strlen(p->said_empty) : 0;
+	char key[NAME_MAX + 3];
+	char *v;
+
+	snprintf(key, sizeof(key), "\n%s\n", dev);
+	if (p->said_empty && strstr(p->said_empty, key))
+		return;
+	v = realloc(p->said_empty, had + strlen(key) + 1);
+	if (!v)
+		return;
+	/* "\nA\n" + "B\n": each name between two newlines */
+	strcpy(had ? v + had : v, had ? key + 1 : key);
+	p->said_empty = v;
+	rdt_src_add_status(p->s, "counters: %s has no port counter files "
+			   "(its driver exposes none): nothing to sample\n",
+			   dev);
 }
 
 static void sample(struct ctr_priv *p)
@@ -318,13 +346,17 @@ static void sample(struct ctr_priv *p)
 		struct dirent **ports;
 		int portsfd, np;
 
+		unsigned int files = 0;
+
 		snprintf(sub, sizeof(sub), "%s/ports", devs[d]->d_name);
 		np = list(rootfd, sub, &ports, &portsfd);
 		for (int i = 0; i < np; i++)
-			sample_port(p, portsfd, devs[d]->d_name,
-				    ports[i]->d_name, ts);
+			files += sample_port(p, portsfd, devs[d]->d_name,
+					     ports[i]->d_name, ts);
 		if (np >= 0)
 			free_list(ports, np, portsfd);
+		if (!files)
+			say_empty(p, devs[d]->d_name);
 	}
 	if (ndev >= 0)
 		free_list(devs, ndev, rootfd);
@@ -393,6 +425,7 @@ static void ctr_close(struct rdt_src *s)
 	free(p->idx);
 	free(p->devs);
 	free(p->root);
+	free(p->said_empty);
 	if (p->tfd >= 0)
 		close(p->tfd);
 	free(p);

@@ -5,6 +5,7 @@ rdmatrace-dump, lib/SCHEMA.md) plus the ring's own summary (ring.txt: each
 rank's pid and QPNs) and run.env (the kernel workload's QPNs):
 
   QP lifecycles, per-WR latency percentiles per QP, per-collective busbw,
+  the port counters that moved (rxe's received packets against BPF's),
   drops, and the acceptance check: every collective of every rank has
   exactly the ring algorithm's 2(n-1)K sends (doorbells + send CQEs inside
   its coll_begin..coll_end window) and 2(n-1)K receive CQEs (attributed by
@@ -327,6 +328,26 @@ def main():
                 "AND op.parent=? AND s.host=? AND s.pid=? GROUP BY s.ev_id "
                 "ORDER BY s.start_ns", (cid, h, pid)):
             print(f"  send step {step}: {us(sdur)} us, {swrs} WRs, {sb} B, rxe CQEs {cqes}")
+
+    # ---- port counters -------------------------------------------------------
+    # What the NIC itself counted, sampled by rdmatrace-dump -f on the same
+    # timeline; rxe's packet counters are set against the packets BPF saw.
+    print("\n== port counters (sysfs, sampled by rdmatrace-dump -f): what moved during the run")
+    moved = db.execute(
+        "SELECT devname, port, name, sum(delta), count(*), dev FROM port_counters "
+        "GROUP BY devname, port, dir, name HAVING sum(delta) != 0 "
+        "ORDER BY devname, port, name").fetchall()
+    if not moved:
+        print("no port counter records: MISMATCH")
+        bad += 1
+    for (dn, port, name, tot_d, nrec, dev) in moved:
+        extra = ""
+        if name == "rcvd_pkts" and dev is not None:
+            seen = db.execute("SELECT count(*) FROM rxe_packets WHERE dev=?",
+                              (dev,)).fetchone()[0]
+            extra = (f"  (BPF rxe_rcv saw {seen} packets on {dn}: "
+                     f"{'equal' if seen == tot_d else f'differs by {seen - tot_d}'})")
+        print(f"{dn}/{port} {name:<28} +{tot_d} in {nrec} samples{extra}")
 
     # ---- drops ---------------------------------------------------------------
     lost = db.execute("SELECT coalesce(sum(lost), 0) FROM drops WHERE cpu IS NULL").fetchone()[0]
