@@ -307,6 +307,21 @@ def main():
         bad += not ok
         print(f"rank {r} send QP {q}: plugin WRs {nw}, rxe CQEs {nc}, joined by "
               f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
+    for r in range(n):
+        # receive WRs (ncclIbIrecv's account) to the rxe receive CQEs of
+        # the same QP and wr_id, completed between post and done
+        q = ranks[r]["rq"]
+        nw = db.execute("SELECT count(*) FROM nccl_plugin_wrs WHERE qpn=?", (q,)).fetchone()[0]
+        nc = db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
+                        "AND opcode='RECV_RDMA_WITH_IMM'", (q,)).fetchone()[0]
+        nj = db.execute(
+            "SELECT count(*) FROM nccl_plugin_wrs w WHERE w.qpn=? AND EXISTS "
+            "(SELECT 1 FROM completions c WHERE c.via='rxe' AND c.qpn=w.qpn "
+            "AND c.wr_id=w.wr_id AND c.ts_ns <= w.done_ns)", (q,)).fetchone()[0]
+        ok = nw == nj and nw > 0 and nc >= nw
+        bad += not ok
+        print(f"rank {r} recv QP {q}: plugin receive WRs {nw}, rxe CQEs {nc}, joined by "
+              f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
     row = db.execute(
         "SELECT host, pid, ev_id, func, seq, count, duration_ns, wrs, wr_bytes, "
         "slowest_step_ns FROM nccl_plugin_colls ORDER BY wr_bytes DESC, start_ns "

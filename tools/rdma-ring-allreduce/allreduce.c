@@ -90,7 +90,7 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 	 * this one; each repost below is the receive of chunk j + rq_depth.
 	 */
 	for (uint64_t j = 0; j < total && j < c->rq_depth; j++)
-		prof_recv_post(c->prof, j, 0, c->qp_recv->qp_num);
+		prof_recv_post(c->prof, j, c->recv_base + j, c->qp_recv->qp_num);
 
 	/* Completions for us that the last collective polled early come first. */
 	pending = (int)c->nstash;
@@ -176,12 +176,20 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 						(unsigned long long)seq, left, imm, want);
 					return -1;
 				}
+				if (wc[i].wr_id != c->recv_base + recvs_done) {
+					rra_err("collective %llu: chunk %llu arrived in receive WR %llu, expected %llu (receive queue not FIFO?)",
+						(unsigned long long)seq,
+						(unsigned long long)recvs_done,
+						(unsigned long long)wc[i].wr_id,
+						(unsigned long long)(c->recv_base + recvs_done));
+					return -1;
+				}
 				st->recv_cqes++;
 				consume(c, rg, rank, s, k);
 				prof_recv_done(c->prof, recvs_done, wc[i].byte_len);
-				prof_recv_post(c->prof, recvs_done + c->rq_depth, 0,
-					       c->qp_recv->qp_num);
-				if (rdma_post_recv(c, 0))
+				prof_recv_post(c->prof, recvs_done + c->rq_depth,
+					       c->recv_next_id, c->qp_recv->qp_num);
+				if (rdma_post_recv(c))
 					return -1;
 				st->recvs_posted++;
 				recvs_done++;
@@ -192,6 +200,7 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 		}
 	}
 
+	c->recv_base += total;
 	prof_coll_end(c->prof);
 	DTRACE_PROBE5(rdmatrace, coll_end, RRA_OP_ALLREDUCE, bytes, rank, n, seq);
 	return 0;

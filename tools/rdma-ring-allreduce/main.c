@@ -239,7 +239,7 @@ static int rank_main(struct options *o)
 		goto out;
 	/* Receives before the barrier: nobody writes to a QP without them. */
 	for (uint32_t i = 0; i < o->rq_depth; i++)
-		if (rdma_post_recv(&s.rd, 0))
+		if (rdma_post_recv(&s.rd))
 			goto out;
 	if (oob_barrier(&s.oob))
 		goto out;

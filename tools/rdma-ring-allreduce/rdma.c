@@ -373,15 +373,17 @@ int rdma_post_write_imm(struct rdma_ctx *c, const void *src, size_t len,
 	return rc ? -1 : 0;
 }
 
-int rdma_post_recv(struct rdma_ctx *c, uint64_t wr_id)
+int rdma_post_recv(struct rdma_ctx *c)
 {
 	/* WRITE WITH IMM only consumes the WQE: no data lands in it. */
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .num_sge = 0 };
+	struct ibv_recv_wr wr = { .wr_id = c->recv_next_id, .num_sge = 0 };
 	struct ibv_recv_wr *bad;
 	int rc = ibv_post_recv(c->qp_recv, &wr, &bad);
 
 	if (rc)
 		rra_err("ibv_post_recv(QP 0x%x): %s", c->qp_recv->qp_num, strerror(rc));
+	else
+		c->recv_next_id++;
 	return rc ? -1 : 0;
 }
 

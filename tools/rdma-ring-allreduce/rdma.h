@@ -49,6 +49,12 @@ struct rdma_ctx {
 	struct ibv_mr *mr_send, *mr_recv, *mr_scratch;
 
 	uint32_t sq_depth, rq_depth;
+	/*
+	 * Receive WR ids: the receive queue is FIFO, so the n-th receive
+	 * posted (wr_id n) is the n-th one consumed.  recv_base: receives the
+	 * collectives before this one took (each takes exactly its chunks).
+	 */
+	uint64_t recv_next_id, recv_base;
 	/* Completions that belong to the next collective (see allreduce.c). */
 	struct ibv_wc *stash, *pend;	/* rq_depth each */
 	uint32_t nstash;
@@ -72,7 +78,7 @@ int rdma_connect(struct rdma_ctx *c, const struct rdma_info *me,
 		 const struct rdma_info *left, const struct rdma_info *right);
 int rdma_post_write_imm(struct rdma_ctx *c, const void *src, size_t len,
 			uint64_t raddr, uint32_t rkey, uint32_t imm, uint64_t wr_id);
-int rdma_post_recv(struct rdma_ctx *c, uint64_t wr_id);
+int rdma_post_recv(struct rdma_ctx *c);
 /* Up to max completions; 0 when none came within timeout_ms, -1 on error. */
 int rdma_poll(struct rdma_ctx *c, struct ibv_wc *wc, int max, int timeout_ms);
 void rdma_close(struct rdma_ctx *c);
