@@ -37,6 +37,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_RXE_RETRY]	= { "rxe_retry", sizeof(struct rdt_ev_rxe_retry) },
 	[RDT_EV_TCP_RETRANSMIT]	= { "tcp_retransmit", sizeof(struct rdt_ev_tcp_retransmit) },
 	[RDT_EV_COLL_MARK]	= { "coll_mark", sizeof(struct rdt_ev_coll_mark) },
+	[RDT_EV_RXE_XMIT]	= { "rxe_xmit", sizeof(struct rdt_ev_rxe_xmit) },
 	[RDT_EV_NP_COMM_INIT]	= { "np_comm_init", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_COMM_FINI]	= { "np_comm_fini", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_GROUP]	= { "np_group", sizeof(struct rdt_ev_np_group) },
@@ -255,6 +256,7 @@ RDT_EXPORT bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
 	case RDT_EV_POLL_CQ_WC: *qpn = rec->wc.qpn; return true;
 	case RDT_EV_RXE_CQE: *qpn = rec->rxe_cqe.qpn; return true;
 	case RDT_EV_RXE_RCV: *qpn = rec->rxe_rcv.qpn; return true;
+	case RDT_EV_RXE_XMIT: *qpn = rec->rxe_xmit.src_qpn; return true;
 	case RDT_EV_RXE_RETRY: *qpn = rec->rxe_retry.qpn; return true;
 	}
 	return false;

@@ -12,10 +12,9 @@
 #define S(k, val) v->s(c, k, val, sizeof(val))
 #define SC(k, val) v->s(c, k, val, 64)
 
-void rdt_tcp_addr(const struct rdt_ev_tcp_retransmit *t, const __u8 *a,
-		  char *buf, size_t len)
+void rdt_ip_addr(unsigned int family, const __u8 *a, char *buf, size_t len)
 {
-	if (!inet_ntop(t->family == AF_INET6 ? AF_INET6 : AF_INET, a, buf,
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, a, buf,
 		       (socklen_t)len))
 		snprintf(buf, len, "?");
 }

@@ -40,6 +40,9 @@ struct rdt_src {
 	char			*meta;
 	char			*status;	/* producer's own status lines */
 	unsigned int		host;	/* index of distinct boot id */
+	/* several hosts aligned from their messages: this host's correction
+	 * (NULL: the header offset alone) */
+	const struct rdt_clk_host *clk;
 	bool			live;
 	/* Not live, yet not in order either: a saved relay capture, one
 	 * stream per CPU.  The reader reads it on until @watermark (raw ts:
@@ -335,9 +338,9 @@ struct rdt_fieldv {
 };
 void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v,
 		void *ctx);
-/* For fields.inc: a TCP record's address as text ("?" if none). */
-void rdt_tcp_addr(const struct rdt_ev_tcp_retransmit *t, const __u8 *a,
-		  char *buf, size_t len);
+/* For fields.inc: a TCP or rxe_xmit record's address as text ("?" if
+ * none); @family AF_INET6 or else IPv4 in the first 4 bytes. */
+void rdt_ip_addr(unsigned int family, const __u8 *a, char *buf, size_t len);
 extern const struct rdt_fieldv rdt_json_fields;	/* ctx: FILE * */
 
 /* Sinks */
@@ -406,6 +409,54 @@ struct rdt_devindex {
 	uint32_t	index;
 };
 int rdt_devindex_read(struct rdt_devindex **v, size_t *n);
+
+/*
+ * Clocks of several hosts aligned from rxe's packets (clock_align.c): an
+ * RDT_EV_RXE_XMIT on one host and the RDT_EV_RXE_RCV of the same packet on
+ * another bound the offset between their clocks.
+ *
+ * The collector keeps, per message key (destination QPN, PSN, BTH opcode)
+ * and host, the earliest send and receive; memory is bounded by @cap
+ * entries (a key kept if hash mod M == 0, M doubling at the cap).
+ */
+struct rdt_xpairs;
+struct rdt_xpairs *rdt_xpairs_new(size_t cap);
+void rdt_xpairs_free(struct rdt_xpairs *p);
+/* @rec of any type (only RXE_XMIT and RXE_RCV are kept); @ts on one time
+ * base for every host (header-aligned realtime, or the merge's). */
+void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
+		    const union rdt_record *rec);
+typedef void (*rdt_xpair_fn)(void *ctx, uint32_t send_host,
+			     uint32_t recv_host, uint64_t t_send,
+			     uint64_t t_recv);
+/* Every (earliest send, earliest receive) pair of a key on two hosts. */
+void rdt_xpairs_join(struct rdt_xpairs *p, rdt_xpair_fn fn, void *ctx);
+uint64_t rdt_xpairs_sampling(const struct rdt_xpairs *p);	/* M */
+#define RDT_XPAIRS_CAP	(1u << 19)
+
+/* The estimate: per host, clock(host) - clock(host 0) as a function of its
+ * own header-aligned clock; @names[i] names host i in the report. */
+struct rdt_clock;
+struct rdt_clk_host;
+struct rdt_clock *rdt_clock_estimate(struct rdt_xpairs *x, uint32_t nhost,
+				     const char *const *names);
+void rdt_clock_free(struct rdt_clock *c);
+/* NULL for the reference host and hosts that keep the header offset. */
+const struct rdt_clk_host *rdt_clock_host(const struct rdt_clock *c,
+					  uint32_t host);
+int64_t rdt_clock_corr(const struct rdt_clk_host *h, uint64_t ts);
+/* The host pair that aligned @host: its reference, mean offset, error. */
+bool rdt_clock_host_info(const struct rdt_clock *c, uint32_t host,
+			 uint32_t *ref, int64_t *offset_ns, int64_t *error_ns,
+			 uint64_t *pairs);
+const char *rdt_clock_report(const struct rdt_clock *c);	/* lines */
+
+/* Hosts of a started reader (distinct boot ids): how many, and a name for
+ * each (the file header's host name, with the file's name when two hosts
+ * share one). */
+unsigned int rdt_reader_nhosts(const struct rdt_reader *r);
+const char *rdt_reader_host_name(const struct rdt_reader *r, unsigned int host);
+const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r);
 
 /* --stats of the port counters (stats_counters.c). */
 struct rdt_ctr_stats;

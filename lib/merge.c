@@ -99,6 +99,9 @@ struct rdt_reader {
 	struct name_cache ncache[NCACHE];
 	char (*boot_ids)[40];
 	unsigned int nboot;
+	char **host_names;	/* per boot: for reports and sinks */
+	struct rdt_clock *clock;	/* several hosts aligned from messages */
+	int clock_ret;
 	bool started, stopping, live;
 	/* Live: this pass's clock, read once; whether poll() ran since the
 	 * pass before (a wakeup says which stream has news) */
@@ -195,6 +198,10 @@ RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
 	}
 	free_names(r->names);
 	free(r->boot_ids);
+	for (unsigned int i = 0; r->host_names && i < r->nboot; i++)
+		free(r->host_names[i]);
+	free(r->host_names);
+	rdt_clock_free(r->clock);
 	free(r->sinks);
 	free(r);
 }
@@ -515,7 +522,12 @@ static struct node *node_get(struct rdt_reader *r)
 
 static uint64_t src_ts(const struct rdt_src *s, uint64_t ts)
 {
-	return s->r->tb == RDT_TIME_REALTIME ? ts + (uint64_t)s->fh.realtime_offset_ns : ts;
+	if (s->r->tb != RDT_TIME_REALTIME)
+		return ts;
+	ts += (uint64_t)s->fh.realtime_offset_ns;
+	if (s->clk)	/* onto the first host's clock */
+		ts -= (uint64_t)rdt_clock_corr(s->clk, ts);
+	return ts;
 }
 
 /* The run of (@src, @cpu), made on first use; NULL past MAX_RUNS. */
@@ -798,6 +810,114 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 
 /* ---- time base ------------------------------------------------------------ */
 
+/* The file header's host name, with the file's when two hosts share it. */
+static void name_hosts(struct rdt_reader *r)
+{
+	r->host_names = calloc(r->nboot, sizeof(*r->host_names));
+	if (!r->host_names)
+		return;
+	for (unsigned int h = 0; h < r->nboot; h++) {
+		const struct rdt_src *s = NULL;
+		bool dup = false;
+
+		for (unsigned int i = 0; i < r->nsrc && !s; i++)
+			if (r->srcs[i]->host == h)
+				s = r->srcs[i];
+		if (!s)
+			continue;
+		for (unsigned int i = 0; i < r->nsrc; i++)
+			if (r->srcs[i]->host != h &&
+			    !strncmp(r->srcs[i]->fh.host, s->fh.host,
+				     sizeof(s->fh.host)))
+				dup = true;
+		if (asprintf(&r->host_names[h], dup ? "%.64s (%s)" : "%.64s",
+			     *s->fh.host ? s->fh.host : "?", s->name) < 0)
+			r->host_names[h] = NULL;
+	}
+}
+
+unsigned int rdt_reader_nhosts(const struct rdt_reader *r)
+{
+	return r->nboot;
+}
+
+const char *rdt_reader_host_name(const struct rdt_reader *r, unsigned int host)
+{
+	return r->host_names && host < r->nboot && r->host_names[host] ?
+	       r->host_names[host] : "";
+}
+
+const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r)
+{
+	return r->clock;
+}
+
+/*
+ * The first pass of a merge of several hosts' files: each file on its own
+ * (a reader of its own, so one file's records at a time), its rxe packets
+ * on its header's realtime clock into one collector; then the estimate,
+ * whose per-host correction src_ts() applies.  Live sources are one host.
+ */
+static void align_clocks(struct rdt_reader *r)
+{
+	struct rdt_xpairs *x;
+	struct rdt_event ev;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < r->nsrc; i++)
+		if (r->srcs[i]->kind != RDT_SOURCE_FILE)
+			return;
+	if (!r->host_names || !(x = rdt_xpairs_new(RDT_XPAIRS_CAP))) {
+		r->clock_ret = -ENOMEM;
+		return;
+	}
+	for (unsigned int i = 0; i < r->nsrc && !ret; i++) {
+		struct rdt_src *s = r->srcs[i];
+		struct rdt_reader *one = rdt_reader_new(NULL);
+		int n;
+
+		if (!one || rdt_reader_add_file(one, s->name) < 0) {
+			ret = one ? -EIO : -ENOMEM;
+			rdt_reader_free(one);
+			break;
+		}
+		while ((n = rdt_reader_next(one, &ev, -1)) > 0)
+			if (ev.rec.hdr.type == RDT_EV_RXE_XMIT ||
+			    ev.rec.hdr.type == RDT_EV_RXE_RCV)
+				rdt_xpairs_add(x, s->host, ev.ts +
+					       (uint64_t)s->fh.realtime_offset_ns,
+					       &ev.rec);
+		/* a bad record ends this file's pass here; the merge
+		 * reports it */
+		(void)n;
+		rdt_reader_free(one);
+	}
+	if (!ret) {
+		r->clock = rdt_clock_estimate(x, r->nboot,
+					      (const char *const *)r->host_names);
+		if (!r->clock)
+			ret = -ENOMEM;
+		for (unsigned int i = 0; r->clock && i < r->nsrc; i++)
+			r->srcs[i]->clk = rdt_clock_host(r->clock, r->srcs[i]->host);
+	}
+	rdt_xpairs_free(x);
+	r->clock_ret = ret;
+}
+
+static void start(struct rdt_reader *r);
+
+RDT_EXPORT int rdt_reader_align_clocks(struct rdt_reader *r)
+{
+	if (!r->started)
+		start(r);
+	return r->clock_ret;
+}
+
+RDT_EXPORT const char *rdt_reader_clock_report(const struct rdt_reader *r)
+{
+	return rdt_clock_report(r->clock);
+}
+
 static void start(struct rdt_reader *r)
 {
 	r->started = true;
@@ -821,9 +941,14 @@ static void start(struct rdt_reader *r)
 		s->host = h;
 	}
 	/* Monotonic clocks of different boots share no origin: only then
-	 * pay for the realtime offset (and its NTP error). */
-	if (r->nboot > 1)
+	 * pay for the realtime offset (and its NTP error), and correct it
+	 * from the messages between the hosts where they were traced. */
+	if (r->nboot > 1) {
 		r->tb = RDT_TIME_REALTIME;
+		name_hosts(r);
+		if (r->opts.clock_align == RDT_CLOCK_ALIGN_AUTO)
+			align_clocks(r);
+	}
 	r->ordered_only = true;
 	for (unsigned int i = 0; i < r->nsrc; i++)
 		if (r->srcs[i]->live || r->srcs[i]->windowed)

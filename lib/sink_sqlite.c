@@ -58,6 +58,12 @@ static const char schema[] =
 " dport INTEGER, state INTEGER);\n"
 "CREATE TABLE rxe_packets(ts_ns INTEGER, host INTEGER, dev INTEGER, qpn INTEGER,"
 " psn INTEGER, bth_opcode INTEGER, length INTEGER);\n"
+"CREATE TABLE rxe_xmits(ts_ns INTEGER, host INTEGER, dev INTEGER, qpn INTEGER,"
+" psn INTEGER, bth_opcode INTEGER, length INTEGER, src_qpn INTEGER,"
+" family INTEGER, saddr TEXT, daddr TEXT);\n"
+"CREATE TABLE hosts(host INTEGER PRIMARY KEY, name TEXT, boot_id TEXT,"
+" clock TEXT, ref_host INTEGER, clock_offset_ns INTEGER,"
+" clock_error_ns INTEGER, clock_pairs INTEGER);\n"
 "CREATE TABLE rxe_retries(ts_ns INTEGER, host INTEGER, dev INTEGER,"
 " qpn INTEGER, psn INTEGER, kind TEXT);\n"
 "CREATE TABLE coll_marks(ts_ns INTEGER, host INTEGER, pid INTEGER,"
@@ -167,7 +173,8 @@ static const char indexes[] =
 "CREATE INDEX nccl_plugin_parent ON nccl_plugin(host, pid, parent);\n";
 
 enum {
-	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_RETRY,
+	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_XMIT,
+	ST_RETRY,
 	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_MAX
 };
 
@@ -192,6 +199,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_TCP] = "INSERT INTO tcp_events(ts_ns,host,cpu,pid,comm,family,saddr,"
 		"sport,daddr,dport,state) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_RCV] = "INSERT INTO rxe_packets VALUES(?,?,?,?,?,?,?)",
+	[ST_XMIT] = "INSERT INTO rxe_xmits VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_RETRY] = "INSERT INTO rxe_retries VALUES(?,?,?,?,?,?)",
 	[ST_DEV] = "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?)",
 	[ST_COMMS] = "INSERT INTO comms VALUES(?,?,?,?,?)",
@@ -636,6 +644,23 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->rxe_rcv.length);
 		sqlite3_step(b.s);
 		break;
+	case RDT_EV_RXE_XMIT:
+		b = start(q, ST_XMIT);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.dev);
+		bi(&b, r->rxe_xmit.qpn);
+		bi(&b, r->rxe_xmit.psn);
+		bi(&b, r->rxe_xmit.opcode);
+		bi(&b, r->rxe_xmit.length);
+		bi(&b, r->rxe_xmit.src_qpn);
+		bi(&b, r->rxe_xmit.family);
+		rdt_ip_addr(r->rxe_xmit.family, r->rxe_xmit.saddr, buf, sizeof(buf));
+		btc(&b, buf, sizeof(buf));
+		rdt_ip_addr(r->rxe_xmit.family, r->rxe_xmit.daddr, buf, sizeof(buf));
+		btc(&b, buf, sizeof(buf));
+		sqlite3_step(b.s);
+		break;
 	case RDT_EV_RXE_RETRY:
 		b = start(q, ST_RETRY);
 		bi(&b, (int64_t)ev->ts);
@@ -700,6 +725,53 @@ static const char *kind_name(enum rdt_source_kind k)
 	}
 }
 
+/* One row per host (distinct boot): its name and how its clock was put on
+ * the first host's. */
+static void hosts(struct sq *q, struct rdt_reader *r)
+{
+	unsigned int n = rdt_reader_nhosts(r);
+	sqlite3_stmt *st = NULL;
+
+	sqlite3_prepare_v2(q->db, "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
+			   -1, &st, NULL);
+	for (unsigned int h = 0; st && h < (n ? n : 1); h++) {
+		const struct rdt_file_hdr *fh = NULL;
+		struct binder b = { st, 0 };
+		int64_t off, err;
+		uint64_t pairs;
+		uint32_t ref;
+
+		for (unsigned int i = 0; i < rdt_reader_nsources(r) && !fh; i++)
+			if (rdt_reader_src(r, i)->host == h)
+				fh = rdt_reader_file_hdr(r, i);
+		if (!fh)
+			break;
+		sqlite3_reset(st);
+		bi(&b, h);
+		if (n > 1)
+			bt(&b, rdt_reader_host_name(r, h), 4096);
+		else
+			bt(&b, fh->host, sizeof(fh->host));
+		bt(&b, fh->boot_id, sizeof(fh->boot_id));
+		if (rdt_clock_host_info(rdt_reader_clock(r), h, &ref, &off,
+					&err, &pairs)) {
+			bt(&b, "messages", 16);
+			bi(&b, ref);
+			bi(&b, off);
+			bi(&b, err);
+			bi(&b, (int64_t)pairs);
+		} else {
+			bt(&b, n <= 1 ? "monotonic" : h ? "header" : "reference", 16);
+			bnull(&b);
+			bnull(&b);
+			bnull(&b);
+			bnull(&b);
+		}
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+}
+
 static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 {
 	struct sq *q = s->priv;
@@ -761,6 +833,7 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 		}
 	}
 	sqlite3_finalize(st);
+	hosts(q, r);
 	{
 		char v[64];
 

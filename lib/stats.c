@@ -39,6 +39,9 @@ struct rdt_stats {
 	uint64_t types[RDT_EV_MAX + 1];
 	struct rdt_np_stats *np;
 	struct rdt_ctr_stats *ctr;
+	/* rxe packets sent on one host and received on another */
+	struct rdt_xpairs *xp;
+	bool xp_failed;
 };
 
 RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
@@ -77,6 +80,7 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 	rdt_wrmatch_free(st->m);
 	rdt_np_stats_free(st->np);
 	rdt_ctr_stats_free(st->ctr);
+	rdt_xpairs_free(st->xp);
 	free(st->lat);
 	free(st);
 }
@@ -173,6 +177,13 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	if (r->hdr.type == RDT_EV_PORT_COUNTER) {
 		rdt_ctr_stats_add(st->ctr, ev);
 		return;
+	}
+	if (r->hdr.type == RDT_EV_RXE_XMIT || r->hdr.type == RDT_EV_RXE_RCV) {
+		if (!st->xp && !st->xp_failed &&
+		    !(st->xp = rdt_xpairs_new(RDT_XPAIRS_CAP)))
+			st->xp_failed = true;
+		if (st->xp)
+			rdt_xpairs_add(st->xp, ev->host, ev->ts, r);
 	}
 	if (r->hdr.type == RDT_EV_COLL_MARK ||
 	    (r->hdr.type == RDT_EV_NCCL_CALL && is_collective(r->nccl_call.fn)))
@@ -317,6 +328,35 @@ static struct qp_stat **sorted_qps(const struct rdt_stats *st)
 static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999, 1.0 };
 static const char *const qnames[] = { "p50", "p90", "p99", "p99.9", "max" };
 
+/* Messages seen on two hosts, and those whose receive is earlier than
+ * their send on the merged timeline (0 once the clocks are aligned). */
+struct xcheck {
+	uint64_t matched, before;
+};
+
+static void xcheck_pair(void *ctx, uint32_t sh, uint32_t rh, uint64_t ts,
+			uint64_t tr)
+{
+	struct xcheck *x = ctx;
+
+	(void)sh;
+	(void)rh;
+	x->matched++;
+	x->before += tr < ts;
+}
+
+/* false for a merge of one host: nothing to say. */
+static bool xcheck(const struct rdt_stats *st, const struct rdt_reader *r,
+		   struct xcheck *x)
+{
+	*x = (struct xcheck){ 0, 0 };
+	if (!r || rdt_reader_nhosts(r) < 2)
+		return false;
+	if (st->xp)
+		rdt_xpairs_join(st->xp, xcheck_pair, x);
+	return true;
+}
+
 RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 				const struct rdt_reader *r, FILE *o)
 {
@@ -379,6 +419,19 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 	}
 	rdt_np_stats_print(st->np, o);
 	rdt_ctr_stats_print(st->ctr, o);
+	{
+		struct xcheck x;
+
+		if (xcheck(st, r, &x)) {
+			fprintf(o, "\n== hosts ==\ncross-host messages: %" PRIu64
+				" matched, %" PRIu64 " received before sent\n",
+				x.matched, x.before);
+			if (st->xp && rdt_xpairs_sampling(st->xp) > 1)
+				fprintf(o, "  (1 in %" PRIu64 " message keys "
+					"kept: memory cap)\n",
+					rdt_xpairs_sampling(st->xp));
+		}
+	}
 	fprintf(o, "\n== drops ==\n");
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {
 		struct rdt_source_stats ss;
@@ -466,6 +519,15 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 	fprintf(o, "]");
 	rdt_np_stats_print_json(st->np, o);
 	rdt_ctr_stats_print_json(st->ctr, o);
+	{
+		struct xcheck x;
+
+		if (xcheck(st, r, &x))
+			fprintf(o, ",\"cross_host\":{\"matched\":%" PRIu64
+				",\"received_before_sent\":%" PRIu64
+				",\"sampling\":%" PRIu64 "}", x.matched, x.before,
+				st->xp ? rdt_xpairs_sampling(st->xp) : 1);
+	}
 	fprintf(o, ",\"sources\":[");
 	sep = "";
 	for (unsigned int i = 0; r && i < rdt_reader_nsources(r); i++) {

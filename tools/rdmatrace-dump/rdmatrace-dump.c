@@ -59,6 +59,11 @@ static void usage(FILE *f)
 "      --no-enable       do not switch the module's tracing on for --follow\n"
 "      --window MS       reorder window of live sources and saved captures\n"
 "                        (default 100)\n"
+"      --clock-align=MODE  -i files of several hosts: auto (default) aligns\n"
+"                        their clocks from rxe packets traced on both sides\n"
+"                        (rxe_xmit, rxe_rcv) where there are some, else keeps\n"
+"                        each header's realtime offset; header (or off): the\n"
+"                        header offsets only\n"
 "\n"
 "Output:\n"
 "  -o, --output FILE     write a binary trace file\n"
@@ -83,7 +88,7 @@ static void usage(FILE *f)
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
 	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
-	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS,
+	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
 };
 
 static const struct option longopts[] = {
@@ -112,6 +117,7 @@ static const struct option longopts[] = {
 	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
 	{ "counters", optional_argument, NULL, OPT_COUNTERS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
+	{ "clock-align", required_argument, NULL, OPT_CLOCK_ALIGN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -126,6 +132,7 @@ struct args {
 	int format;
 	bool format_given;
 	unsigned long window_ms;
+	int clock_align;	/* enum rdt_clock_align */
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
@@ -399,6 +406,19 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_NO_COUNTERS: a.no_counters = true; break;
+		case OPT_CLOCK_ALIGN:
+			if (!strcmp(optarg, "auto")) {
+				a.clock_align = RDT_CLOCK_ALIGN_AUTO;
+			} else if (!strcmp(optarg, "off") ||
+				   !strcmp(optarg, "header")) {
+				a.clock_align = RDT_CLOCK_ALIGN_HEADER;
+			} else {
+				fprintf(stderr, "rdmatrace-dump: bad --clock-align "
+					"'%s' (auto, off, header)\n", optarg);
+				ret = 2;
+				goto out;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			goto out;
@@ -466,7 +486,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	r = rdt_reader_new(&(struct rdt_reader_opts){
 		.sz = sizeof(struct rdt_reader_opts), .follow = a.follow,
-		.reorder_window_ns = a.window_ms * 1000000ull });
+		.reorder_window_ns = a.window_ms * 1000000ull,
+		.clock_align = a.clock_align });
 	if (!r) {
 		ret = 1;
 		goto out;
@@ -480,6 +501,16 @@ int main(int argc, char **argv)
 	if (!a.ninputs && add_live(r, &a) < 0) {
 		ret = 1;
 		goto out;
+	}
+	/* Files of several hosts: their clocks aligned (a first pass over
+	 * them) and said so before any event. */
+	if (a.ninputs > 1) {
+		int e = rdt_reader_align_clocks(r);
+
+		fputs(rdt_reader_clock_report(r), stderr);
+		if (e < 0)
+			fprintf(stderr, "rdmatrace-dump: clock alignment: %s: "
+				"header offsets kept\n", strerror(-e));
 	}
 
 	if (a.output && !(bin = rdt_sink_open(RDT_FMT_BINARY, a.output, r, err, sizeof(err)))) {

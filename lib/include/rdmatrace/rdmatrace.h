@@ -141,6 +141,16 @@ enum rdt_source_kind {
 	RDT_SOURCE_COUNTERS	= 6,	/* port counters sampled from sysfs */
 };
 
+/* How files of several boots (hosts) are put on one time base. */
+enum rdt_clock_align {
+	/* each file header's realtime offset, then, between hosts whose
+	 * rxe packets were traced on both sides (RDT_EV_RXE_XMIT on one,
+	 * RDT_EV_RXE_RCV on the other, both directions), the offset the
+	 * messages bound */
+	RDT_CLOCK_ALIGN_AUTO	= 0,
+	RDT_CLOCK_ALIGN_HEADER	= 1,	/* the header offsets only */
+};
+
 struct rdt_reader_opts {
 	size_t		sz;		/* sizeof(struct rdt_reader_opts) */
 	/* Live mode: keep sources open and wait for data (--follow). */
@@ -150,6 +160,8 @@ struct rdt_reader_opts {
 	uint64_t	reorder_window_ns;
 	/* Live mode: emit early once this many events are buffered; 0 = 1M. */
 	size_t		max_buffered;
+	/* enum rdt_clock_align */
+	int		clock_align;
 };
 
 /* Statistics of one source; every counter is since the source was added. */
@@ -237,6 +249,18 @@ int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev, int timeout_ms);
 void rdt_reader_stop(struct rdt_reader *r);
 
 const char *rdt_reader_error(const struct rdt_reader *r);
+/*
+ * Files of several boots, RDT_CLOCK_ALIGN_AUTO: align their clocks now, in
+ * a first pass over the files (else the first rdt_reader_next() does), so
+ * that the report is there before the events.  Call it once every source
+ * was added.  Returns 0, or -errno where the pass could not read a file
+ * (the header offsets are then kept).
+ */
+int rdt_reader_align_clocks(struct rdt_reader *r);
+/* Lines on what the alignment found ("clock offset B - A: X us (± Y us,
+ * from N message pairs)", or why a host keeps its header offset); "" if
+ * it did not run. */
+const char *rdt_reader_clock_report(const struct rdt_reader *r);
 enum rdt_time_base rdt_reader_time_base(const struct rdt_reader *r);
 unsigned int rdt_reader_nsources(const struct rdt_reader *r);
 int rdt_reader_source_stats(const struct rdt_reader *r, unsigned int i,
