@@ -35,8 +35,16 @@ struct np_open {
 	struct rdt_event start;
 };
 
+/* A process's GPU globaltimer offset so far: host - GPU, smallest seen. */
+struct np_gpu {
+	uint32_t	host, pid;
+	int64_t		min_diff;
+};
+
 struct pf {
 	struct rdt_wrmatch *m;
+	struct np_gpu	*gpu;
+	size_t		ngpu;
 	struct np_open	*np;		/* open addressing, power of two */
 	size_t		nnp, capnp;
 	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
@@ -442,6 +450,72 @@ static void np_start(struct rdt_sink *s, const struct rdt_event *ev)
 		e->channel = -1;
 }
 
+/* The host learnt of GPU stamp @gpu at @ts: the process's offset so far
+ * (NULL if it cannot be kept). */
+static const struct np_gpu *np_gpu_pair(struct pf *p, uint32_t host,
+					uint32_t pid, uint64_t ts, uint64_t gpu)
+{
+	int64_t d = (int64_t)(ts - gpu);
+	struct np_gpu *g = NULL;
+
+	for (size_t i = 0; i < p->ngpu; i++)
+		if (p->gpu[i].host == host && p->gpu[i].pid == pid)
+			g = &p->gpu[i];
+	if (!g) {
+		struct np_gpu *v = realloc(p->gpu, (p->ngpu + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		p->gpu = v;
+		g = &v[p->ngpu++];
+		g->host = host;
+		g->pid = pid;
+		g->min_diff = d;
+	}
+	if (d < g->min_diff)
+		g->min_diff = d;
+	return g;
+}
+
+/*
+ * A kernel channel's GPU span on its own lane, on the trace clock: the
+ * globaltimer plus the smallest host - GPU difference seen so far (a
+ * streamed trace cannot wait for the last; --stats and SQLite use the
+ * last, and the slice carries the offset it used).
+ */
+static void np_gpu_slice(struct rdt_sink *s, const struct np_open *e,
+			 uint32_t pid, uint32_t tid_base, int rank)
+{
+	struct pf *p = s->priv;
+	const struct rdt_event *st = &e->start;
+	uint64_t g0 = st->rec.np_kernel_ch.gpu_start, at;
+	uint32_t ch = (uint32_t)(e->channel < 0 ? 0 : e->channel);
+	const struct np_gpu *g;
+	struct rdt_ob *o;
+	char tn[64];
+
+	if (!g0 || e->gpu_stop < g0)
+		return;
+	g = np_gpu_pair(p, st->host, st->rec.hdr.pid, st->ts, g0);
+	if (!g)
+		return;
+	at = g0 + (uint64_t)g->min_diff;
+	if (at < s->first_ts)
+		return;
+	snprintf(tn, sizeof(tn), "rank %d: GPU ch %u (globaltimer)", rank, ch);
+	track(s, pid, tid_base + 194 + ch % 62, "", tn);
+	o = begin(s);
+	rdt_ob_printf(o, "{\"ph\":\"X\",\"name\":\"GPU ch %u\",\"cat\":"
+		"\"nccl_gpu\",\"pid\":%u,\"tid\":%u,\"ts\":", ch, pid,
+		tid_base + 194 + ch % 62);
+	ts(o, at - s->first_ts);
+	rdt_ob_printf(o, ",\"dur\":");
+	ts(o, e->gpu_stop > g0 ? e->gpu_stop - g0 : 1);
+	rdt_ob_printf(o, ",\"args\":{\"pid\":%u,\"gpu_start\":%" PRIu64
+		",\"gpu_stop\":%" PRIu64 ",\"gpu_offset_ns\":%" PRId64 "}}",
+		st->rec.hdr.pid, g0, e->gpu_stop, g->min_diff);
+}
+
 /* At its stop, the event is one complete slice on its rank's lane, and a
  * WR gets a flow from its collective. */
 static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
@@ -478,6 +552,8 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 			(uint64_t)(e->gpu_stop - st->rec.np_kernel_ch.gpu_start));
 	rdt_ob_fields(&st->rec, o);
 	rdt_ob_lit(o, "}}");
+	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
+		np_gpu_slice(s, e, pid, tid - lane, st->rec.np_stop.ids.rank);
 	c = e->coll && st->rec.hdr.type == RDT_EV_NP_NET_IB ?
 	    np_find(p, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
 	if (c) {
@@ -511,8 +587,11 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 		return;
 	case RDT_EV_NP_STATE:
 		e = np_find(p, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
-		if (e && ev->rec.np_state.state == 22)	/* KernelChStop */
+		if (e && ev->rec.np_state.state == 22) {	/* KernelChStop */
 			e->gpu_stop = ev->rec.np_state.arg;
+			np_gpu_pair(p, ev->host, ev->rec.hdr.pid, ev->ts,
+				    e->gpu_stop);
+		}
 		return;
 	case RDT_EV_NP_COMM_INIT:
 	case RDT_EV_NP_COMM_FINI:

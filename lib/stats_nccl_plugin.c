@@ -5,7 +5,9 @@
  * proxy step; per QP, the plugin's work requests with post -> completion
  * latency.  Events are followed from start to stop in one table of open
  * events; a collective collects what its kernel channels, steps and WRs
- * report as they stop.
+ * report as they stop.  Each process's GPU globaltimer is mapped onto the
+ * trace clock by the smallest host - GPU stamp difference seen (NCCL
+ * reports a stamp after the GPU wrote it), as lib/SCHEMA.md says.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -41,11 +43,25 @@ struct np_qp {
 	uint64_t	wrs, bytes, lat_sum, lat_max, open;
 };
 
+/* One NCCL process's GPU clock: (host time, GPU stamp) pairs. */
+struct np_proc {
+	struct np_proc	*next;
+	uint32_t	host, pid;
+	int64_t		min_diff;	/* host - GPU, smallest so far */
+	uint64_t	pairs;
+	/* enqueue -> first kernel channel's GPU start, in GPU - host
+	 * differences relative to the first one (no overflow in the sum) */
+	int64_t		launch_ref;
+	double		launch_sum;
+	uint64_t	launch_n;
+};
+
 struct rdt_np_stats {
 	struct np_ev	*ev;
 	size_t		nev, cap;
 	struct np_func	*funcs;
 	struct np_qp	*qps;
+	struct np_proc	*procs;
 	uint64_t	skipped;
 };
 
@@ -69,6 +85,12 @@ void rdt_np_stats_free(struct rdt_np_stats *s)
 
 		free(s->qps);
 		s->qps = n;
+	}
+	while (s->procs) {
+		struct np_proc *n = s->procs->next;
+
+		free(s->procs);
+		s->procs = n;
 	}
 	free(s->ev);
 	free(s);
@@ -188,6 +210,38 @@ static struct np_qp *qp_get(struct rdt_np_stats *s, const struct np_ev *e)
 	return q;
 }
 
+static struct np_proc *proc_get(struct rdt_np_stats *s, uint32_t host,
+				uint32_t pid)
+{
+	struct np_proc *p;
+
+	for (p = s->procs; p; p = p->next)
+		if (p->host == host && p->pid == pid)
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->host = host;
+	p->pid = pid;
+	p->next = s->procs;
+	s->procs = p;
+	return p;
+}
+
+/* The host learnt of GPU stamp @gpu at @ts. */
+static void gpu_pair(struct rdt_np_stats *s, const struct rdt_event *ev,
+		     uint64_t gpu)
+{
+	struct np_proc *p;
+	int64_t d = (int64_t)(ev->ts - gpu);
+
+	if (!gpu || !(p = proc_get(s, ev->host, ev->rec.hdr.pid)))
+		return;
+	if (!p->pairs || d < p->min_diff)
+		p->min_diff = d;
+	p->pairs++;
+}
+
 static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
@@ -206,6 +260,7 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 		break;
 	case RDT_EV_NP_KERNEL_CH:
 		e->gpu_start = r->np_kernel_ch.gpu_start;
+		gpu_pair(s, ev, e->gpu_start);
 		break;
 	case RDT_EV_NP_NET_IB:
 		e->device = r->np_net_ib.device;
@@ -264,11 +319,20 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 		f->enqueue_ns += dur;
 		if (e->gpu_stop) {
 			uint64_t g = e->gpu_stop - e->gpu_start;
+			struct np_proc *p = proc_get(s, e->host, e->pid);
 
 			f->gpu_ns += g;
 			f->gpu_n++;
 			if (g > f->gpu_max)
 				f->gpu_max = g;
+			if (p) {
+				int64_t d = (int64_t)(e->gpu_start - e->ts);
+
+				if (!p->launch_n)
+					p->launch_ref = d;
+				p->launch_sum += (double)(d - p->launch_ref);
+				p->launch_n++;
+			}
 		}
 		f->wrs += e->wrs;
 		f->wr_bytes += e->wr_bytes;
@@ -290,8 +354,10 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 	case RDT_EV_NP_STATE:
 		e = find(s, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
 		if (e && e->type == RDT_EV_NP_KERNEL_CH &&
-		    ev->rec.np_state.state == 22)	/* KernelChStop */
+		    ev->rec.np_state.state == 22) {	/* KernelChStop */
 			e->gpu_stop = ev->rec.np_state.arg;
+			gpu_pair(s, ev, e->gpu_stop);
+		}
 		return;
 	case RDT_EV_NP_SKIP:
 		s->skipped++;
@@ -306,6 +372,15 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 static double avg(uint64_t sum, uint64_t n)
 {
 	return n ? (double)sum / (double)n : 0;
+}
+
+/* Mean enqueue -> GPU start on the trace clock, ns. */
+static double launch_avg(const struct np_proc *p)
+{
+	if (!p->launch_n)
+		return 0;
+	return p->launch_sum / (double)p->launch_n +
+	       (double)(p->launch_ref + p->min_diff);
 }
 
 void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o)
@@ -330,6 +405,16 @@ void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o)
 		fprintf(o, "%-4u %8u %6d %8u %8" PRIu64 " %14" PRIu64 " %12.1f %12"
 			PRIu64 "\n", q->host, q->pid, q->device, q->qpn, q->wrs,
 			q->bytes, avg(q->lat_sum, q->wrs), q->lat_max);
+	if (s->procs)
+		fprintf(o, "\n== NCCL profiler plugin: GPU clock per process "
+			"(globaltimer + offset = trace clock; launch = enqueue "
+			"-> first kernel channel's GPU start) ==\n"
+			"%-4s %8s %8s %22s %10s %14s\n", "host", "pid", "pairs",
+			"offset_ns", "launches", "avg_launch_us");
+	for (const struct np_proc *p = s->procs; p; p = p->next)
+		fprintf(o, "%-4u %8u %8" PRIu64 " %22" PRId64 " %10" PRIu64
+			" %14.3f\n", p->host, p->pid, p->pairs, p->min_diff,
+			p->launch_n, launch_avg(p) / 1000);
 	if (s->skipped)
 		fprintf(o, "descriptors the plugin skipped: %" PRIu64 "\n",
 			s->skipped);
@@ -360,6 +445,15 @@ void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o)
 			PRIu64 ",\"latency_max_ns\":%" PRIu64 "}", sep, q->host,
 			q->pid, q->device, q->qpn, q->wrs, q->bytes, q->lat_sum,
 			q->lat_max);
+		sep = ",";
+	}
+	fprintf(o, "],\"gpu_clocks\":[");
+	sep = "";
+	for (const struct np_proc *p = s->procs; p; p = p->next) {
+		fprintf(o, "%s{\"host\":%u,\"pid\":%u,\"pairs\":%" PRIu64
+			",\"offset_ns\":%" PRId64 ",\"launches\":%" PRIu64
+			",\"launch_avg_ns\":%.0f}", sep, p->host, p->pid, p->pairs,
+			p->min_diff, p->launch_n, launch_avg(p));
 		sep = ",";
 	}
 	fprintf(o, "]}");
