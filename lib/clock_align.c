@@ -42,6 +42,7 @@
 
 #define RDT_CLK_HORIZON_NS	(10ull * 1000000000ull)
 #define RDT_CLK_WINDOW_NS	(5000000000ull)
+#define RDT_CLK_MIN_WINDOW_NS	(100000000ull)
 #define RDT_CLK_MAX_ADDRS	4096
 #define RDT_CLK_MAX_HOSTS	1024
 #define NO_ADDR			UINT16_MAX
@@ -85,6 +86,14 @@ static uint64_t mix(uint64_t k)
 	k *= 0xc4ceb9fe1a85ec53ull;
 	k ^= k >> 33;
 	return k;
+}
+
+size_t rdt_xpairs_cap(void)
+{
+	const char *e = getenv("RDT_CLOCK_KEYS");
+	unsigned long long v = e ? strtoull(e, NULL, 0) : 0;
+
+	return v >= 1024 && v <= (1ull << 28) ? (size_t)v : RDT_XPAIRS_CAP;
 }
 
 struct rdt_xpairs *rdt_xpairs_new(size_t cap)
@@ -552,6 +561,60 @@ static void crossed(struct rdt_clock *c, const char *nlo, const char *nhi,
 	    us(-2 * f->half), n);
 }
 
+/* What the windows of one host pair found. */
+struct wstate {
+	size_t used, seen;
+	int64_t maxerr;
+	double sum, minppm, maxppm;
+	struct fit bad;
+};
+
+/*
+ * A line through the bounds of one window, its ends as two knots; a window
+ * no line fits is halved (the drift changed inside it) down to
+ * RDT_CLK_MIN_WINDOW_NS.  -1 where even that crosses (ws->bad), else 0.
+ */
+static int window(const struct bound *b, size_t n, struct clkfn *f,
+		  struct wstate *ws)
+{
+	struct fit w;
+	size_t h = 0;
+
+	if (!n)
+		return 0;
+	fit_line(b, n, &w);
+	if (!w.nlo || !w.nup) {
+		ws->seen++;
+		return 0;
+	}
+	if (w.half < 0) {
+		uint64_t mid = b[0].t + (b[n - 1].t - b[0].t) / 2;
+
+		if (b[n - 1].t - b[0].t < RDT_CLK_MIN_WINDOW_NS) {
+			ws->bad = w;
+			return -1;
+		}
+		while (h < n && b[h].t <= mid)
+			h++;
+		if (window(b, h, f, ws) < 0)
+			return -1;
+		return window(b + h, n - h, f, ws);
+	}
+	ws->seen++;
+	f->k[f->n++] = (struct knot){ w.t0, fit_at(&w, w.t0) };
+	if (w.t1 > w.t0)
+		f->k[f->n++] = (struct knot){ w.t1, fit_at(&w, w.t1) };
+	if (w.half > ws->maxerr)
+		ws->maxerr = w.half;
+	if (!ws->used || w.beta * 1e6 < ws->minppm)
+		ws->minppm = w.beta * 1e6;
+	if (!ws->used || w.beta * 1e6 > ws->maxppm)
+		ws->maxppm = w.beta * 1e6;
+	ws->sum += (double)w.alpha;
+	ws->used++;
+	return 0;
+}
+
 /*
  * The offset function of one host pair into *f (knots on hi's clock), its
  * mean offset and error; false (and a report line) if none.  One line
@@ -562,7 +625,8 @@ static bool estimate(struct rdt_clock *c, struct hpair *p, const char *nlo,
 		     const char *nhi, struct clkfn *f, int64_t *mean,
 		     int64_t *err)
 {
-	struct fit g, w;
+	struct wstate ws = { 0 };
+	struct fit g;
 	size_t nwin = 0, nused = 0, i = 0;
 	int64_t maxerr = 0;
 	double sum = 0;
@@ -598,27 +662,22 @@ static bool estimate(struct rdt_clock *c, struct hpair *p, const char *nlo,
 	while (i < p->n) {
 		uint64_t end = p->b[i].t + RDT_CLK_WINDOW_NS;
 		size_t j = i;
+		int r;
 
 		while (j < p->n && p->b[j].t < end)
 			j++;
-		nwin++;
-		fit_line(p->b + i, j - i, &w);
+		r = window(p->b + i, j - i, f, &ws);
 		i = j;
-		if (!w.nlo || !w.nup)
-			continue;
-		if (w.half < 0) {
-			crossed(c, nlo, nhi, &w, p->n);
+		if (r < 0) {
+			crossed(c, nlo, nhi, &ws.bad, p->n);
 			clkfn_free(f);
 			return false;
 		}
-		f->k[f->n++] = (struct knot){ w.t0, fit_at(&w, w.t0) };
-		if (w.t1 > w.t0)
-			f->k[f->n++] = (struct knot){ w.t1, fit_at(&w, w.t1) };
-		if (w.half > maxerr)
-			maxerr = w.half;
-		sum += (double)w.alpha;
-		nused++;
 	}
+	nused = ws.used;
+	nwin = ws.seen;
+	maxerr = ws.maxerr;
+	sum = ws.sum;
 	if (!nused) {
 		crossed(c, nlo, nhi, &g, p->n);
 		clkfn_free(f);
@@ -629,13 +688,14 @@ static bool estimate(struct rdt_clock *c, struct hpair *p, const char *nlo,
 	say(c, "clock offset %s - %s: %.3f us (± %.3f us, from %zu message pairs)",
 	    nhi, nlo, us(*mean), us(*err), p->n);
 	say(c, "clock drift %s - %s: %.3f ppm: no one line fits, so a line per "
-	    "window of %.0f s (%zu of %zu windows had pairs both ways), joined "
-	    "(%.3f us at the first message pair, %.3f us at the last, %.3f s "
-	    "later)", nhi, nlo,
+	    "window of up to %.0f s (%zu of %zu windows had pairs both ways; "
+	    "slopes %.3f to %.3f ppm), joined (%.3f us at the first message "
+	    "pair, %.3f us at the last, %.3f s later)", nhi, nlo,
 	    f->n > 1 ? (double)(f->k[f->n - 1].v - f->k[0].v) * 1e6 /
 		       (double)(f->k[f->n - 1].t - f->k[0].t) : 0.0,
-	    (double)RDT_CLK_WINDOW_NS / 1e9, nused, nwin, us(f->k[0].v),
-	    us(f->k[f->n - 1].v), (double)(f->k[f->n - 1].t - f->k[0].t) / 1e9);
+	    (double)RDT_CLK_WINDOW_NS / 1e9, nused, nwin, ws.minppm, ws.maxppm,
+	    us(f->k[0].v), us(f->k[f->n - 1].v),
+	    (double)(f->k[f->n - 1].t - f->k[0].t) / 1e9);
 	return true;
 }
 

@@ -433,6 +433,8 @@ typedef void (*rdt_xpair_fn)(void *ctx, uint32_t send_host,
 void rdt_xpairs_join(struct rdt_xpairs *p, rdt_xpair_fn fn, void *ctx);
 uint64_t rdt_xpairs_sampling(const struct rdt_xpairs *p);	/* M */
 #define RDT_XPAIRS_CAP	(1u << 19)
+/* RDT_XPAIRS_CAP, or $RDT_CLOCK_KEYS (1024 or more: the tests' cap). */
+size_t rdt_xpairs_cap(void);
 
 /* The estimate: per host, clock(host) - clock(host 0) as a function of its
  * own header-aligned clock; @names[i] names host i in the report. */

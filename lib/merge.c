@@ -867,7 +867,7 @@ static void align_clocks(struct rdt_reader *r)
 	for (unsigned int i = 0; i < r->nsrc; i++)
 		if (r->srcs[i]->kind != RDT_SOURCE_FILE)
 			return;
-	if (!r->host_names || !(x = rdt_xpairs_new(RDT_XPAIRS_CAP))) {
+	if (!r->host_names || !(x = rdt_xpairs_new(rdt_xpairs_cap()))) {
 		r->clock_ret = -ENOMEM;
 		return;
 	}

@@ -23,6 +23,8 @@
 #define COLL_PID	98
 #define CTR_PID_BASE	200000	/* + host: its port counters */
 #define CTRL_TID	0
+/* Several hosts: host h's own processes at pid + h * HOST_PID_STRIDE */
+#define HOST_PID_STRIDE	1000000
 #define MAX_SEEN	65536
 
 /* An NCCL profiler plugin event between its start and its stop. */
@@ -126,15 +128,65 @@ static void track(struct rdt_sink *s, uint32_t pid, uint32_t tid,
 		meta(s, pid, tid, "thread_name", tname);
 }
 
+/*
+ * Several hosts (files of several boots): each host's processes (devices,
+ * USDT ranks, TCP, port counters) are a group: pids from
+ * host * HOST_PID_STRIDE, names "HOST: ...", sorted by host.  One host:
+ * the pids and names of a single-host trace.
+ */
+static bool multi_host(const struct rdt_sink *s)
+{
+	return s->r && rdt_reader_nhosts(s->r) > 1;
+}
+
+static void host_track(struct rdt_sink *s, uint32_t host, uint32_t pid,
+		       uint32_t tid, const char *pname, const char *tname)
+{
+	char pn[192];
+
+	if (!multi_host(s)) {
+		track(s, pid, tid, pname, tname);
+		return;
+	}
+	if (!seen(s->priv, (uint64_t)pid << 32 | 0xffffffffu)) {
+		struct rdt_ob *o;
+
+		snprintf(pn, sizeof(pn), "%s: %s",
+			 rdt_reader_host_name(s->r, host), pname);
+		meta(s, pid, 0, "process_name", pn);
+		o = begin(s);
+		rdt_ob_lit(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+		rdt_ob_u(o, pid);
+		rdt_ob_lit(o, ",\"tid\":0,\"args\":{\"sort_index\":");
+		rdt_ob_u(o, host);
+		rdt_ob_lit(o, "}}");
+	}
+	if (tname && !seen(s->priv, (uint64_t)pid << 32 | tid))
+		meta(s, pid, tid, "thread_name", tname);
+}
+
+static uint32_t host_pid(const struct rdt_sink *s, uint32_t host, uint32_t pid)
+{
+	return multi_host(s) ? pid + host * HOST_PID_STRIDE : pid;
+}
+
 static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
 			  uint32_t qpn, bool has_qpn, uint32_t *tid)
 {
 	const struct rdt_hdr *h = &ev->rec.hdr;
-	uint32_t pid = DEV_PID_BASE + ev->host * 4096 +
-		       (h->dev == RDT_NO_DEV ? 4095 : h->dev % 4095);
+	uint32_t slot = h->dev == RDT_NO_DEV ? 4095 : h->dev % 4095;
+	uint32_t pid = DEV_PID_BASE + ev->host * 4096 + slot;
 	char pn[96], tn[48];
 
-	if (ev->devname && *ev->devname)
+	if (multi_host(s)) {
+		pid = host_pid(s, ev->host, DEV_PID_BASE + slot);
+		if (ev->devname && *ev->devname)
+			snprintf(pn, sizeof(pn), "%s", ev->devname);
+		else if (h->dev == RDT_NO_DEV)
+			snprintf(pn, sizeof(pn), "no device");
+		else
+			snprintf(pn, sizeof(pn), "dev%u", h->dev);
+	} else if (ev->devname && *ev->devname)
 		snprintf(pn, sizeof(pn), "%s (host %u)", ev->devname, ev->host);
 	else if (h->dev == RDT_NO_DEV)
 		snprintf(pn, sizeof(pn), "no device (host %u)", ev->host);
@@ -145,7 +197,7 @@ static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
 		snprintf(tn, sizeof(tn), "QP %u", qpn);
 	else
 		snprintf(tn, sizeof(tn), "control");
-	track(s, pid, *tid, pn, tn);
+	host_track(s, ev->host, pid, *tid, pn, tn);
 	return pid;
 }
 
@@ -251,17 +303,17 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
-	uint32_t tid = ev->rec.hdr.pid;
+	uint32_t tid = ev->rec.hdr.pid, pid = host_pid(s, ev->host, COLL_PID);
 	char tn[64], name[80];
 	struct rdt_ob *o;
 
 	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
 		 tid);
-	track(s, COLL_PID, tid, "collectives (USDT marks)", tn);
+	host_track(s, ev->host, pid, tid, "collectives (USDT marks)", tn);
 	o = begin(s);
 	if (m->phase) {
 		rdt_ob_printf(o, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
-			COLL_PID, tid);
+			pid, tid);
 		ts(o, ev->ts - s->first_ts);
 		rdt_ob_c(o, '}');
 		return;
@@ -272,7 +324,7 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_printf(o, "{\"ph\":\"B\",\"name\":");
 	rdt_ob_json_str(o, name, sizeof(name));
 	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
-		"\"ts\":", COLL_PID, tid);
+		"\"ts\":", pid, tid);
 	ts(o, ev->ts - s->first_ts);
 	args(o, ev);
 	rdt_ob_c(o, '}');
@@ -614,7 +666,10 @@ static void counter(struct rdt_sink *s, const struct rdt_event *ev)
 	struct rdt_ob *o;
 	char name[160];
 
-	if (!seen(s->priv, (uint64_t)pid << 32 | 0xffffffffu)) {
+	if (multi_host(s)) {
+		pid = host_pid(s, ev->host, CTR_PID_BASE);
+		host_track(s, ev->host, pid, 0, "port counters", NULL);
+	} else if (!seen(s->priv, (uint64_t)pid << 32 | 0xffffffffu)) {
 		snprintf(name, sizeof(name), "port counters (host %u)", ev->host);
 		meta(s, pid, 0, "process_name", name);
 	}
@@ -664,8 +719,9 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 		slice(s, ev, pid, tid, "comm init", 0);
 		return;
 	case RDT_EV_TCP_RETRANSMIT:
-		track(s, MISC_PID, 1, "host events", "tcp retransmits");
-		slice(s, ev, MISC_PID, 1, "tcp_retransmit", 0);
+		pid = host_pid(s, ev->host, MISC_PID);
+		host_track(s, ev->host, pid, 1, "host events", "tcp retransmits");
+		slice(s, ev, pid, 1, "tcp_retransmit", 0);
 		return;
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);

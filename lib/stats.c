@@ -180,7 +180,7 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	}
 	if (r->hdr.type == RDT_EV_RXE_XMIT || r->hdr.type == RDT_EV_RXE_RCV) {
 		if (!st->xp && !st->xp_failed &&
-		    !(st->xp = rdt_xpairs_new(RDT_XPAIRS_CAP)))
+		    !(st->xp = rdt_xpairs_new(rdt_xpairs_cap())))
 			st->xp_failed = true;
 		if (st->xp)
 			rdt_xpairs_add(st->xp, ev->host, ev->ts, r);
