@@ -30,6 +30,30 @@
  *               1000+j posted and completed, 2000+j not: POST_FAIL with
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
+ *
+ *   rdt-gen -M HOSTS [opts] PREFIX    several hosts' files, PREFIX.h0 ...:
+ *               rxe packets between them (rxe_xmit on the sender, rxe_rcv
+ *               on the receiver), links 0-1, 1-2, ... (and N-1 - 0 with
+ *               -Y ring, N > 2).  True time t (ns from the first message);
+ *               host k's CLOCK_MONOTONIC is base_k + t (1 + k D 1e-6) and
+ *               its header's realtime offset is off by k S, so that
+ *               clock(k) - clock(0) after the headers = k S + k D 1e-6 t.
+ *   -S NS       per-host skew S (default 0)
+ *   -D PPM      per-host drift D (default 0)
+ *   -m N        messages per link and direction (default 1000)
+ *   -s NS       between a link's messages (default 100000)
+ *   -d NS       least one-way delay (default 5000), -j NS plus a random
+ *               0..NS (default 20000)
+ *   -1          one direction only: the higher host's packets to the lower
+ *               one are sent (rxe_xmit) but not seen received
+ *   -E          the drift turns around half way (t < T/2: D, then -D, T the
+ *               last message's time): no one line fits
+ *   -C NS       the first message of link 0-1 received NS before it was
+ *               sent (a broken assumption: the bounds cross)
+ *   -r SEED     random seed (default 1)
+ *   Every 10th message is also sent as a UD packet (ignored by the
+ *   pairing) received 1 ms before it was sent, and every 25th is
+ *   retransmitted 500 us later (a second send and receive).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -98,6 +122,159 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	w->cq_id = 1;
 }
 
+static uint64_t rnd_state = 1;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+struct mh {
+	unsigned long hosts, msgs, spacing, delay, jitter, cross;
+	long long skew;
+	double drift;
+	bool one_way, ring, tent;
+	uint64_t span;
+};
+
+/* Host @k's CLOCK_MONOTONIC at true time @t. */
+static uint64_t mono(const struct mh *m, unsigned long k, uint64_t t)
+{
+	double d = (double)t;
+
+	if (m->tent && t > m->span / 2)
+		d = (double)m->span - d;
+	return 1000000000ull * (k + 1) + 12345 * k + t +
+	       (uint64_t)(d * (double)k * m->drift * 1e-6);
+}
+
+static void addr(uint8_t *a, unsigned long k)
+{
+	a[0] = 192;
+	a[1] = 0;
+	a[2] = 2;
+	a[3] = (uint8_t)(k + 1);
+}
+
+static void packet(const struct mh *m, unsigned long from, unsigned long to,
+		   uint64_t t, int64_t delay, uint32_t psn, uint32_t opcode,
+		   unsigned long rec_host)
+{
+	uint64_t tr = (uint64_t)((int64_t)t + delay);
+
+	if (rec_host == from) {
+		struct rdt_ev_rxe_xmit *x = rec(RDT_EV_RXE_XMIT, sizeof(*x),
+						mono(m, from, t), 0);
+
+		addr(x->saddr, from);
+		addr(x->daddr, to);
+		x->family = 2;	/* AF_INET */
+		x->qpn = 0x100 + (uint32_t)(to * 64 + from);
+		x->src_qpn = 0x100 + (uint32_t)(from * 64 + to);
+		x->psn = psn & 0xffffff;
+		x->opcode = opcode;
+		x->length = 1024;
+	} else if (rec_host == to && !(m->one_way && to < from)) {
+		struct rdt_ev_rxe_rcv *r = rec(RDT_EV_RXE_RCV, sizeof(*r),
+					       mono(m, to, tr), 0);
+
+		r->qpn = 0x100 + (uint32_t)(to * 64 + from);
+		r->psn = psn & 0xffffff;
+		r->opcode = opcode;
+		r->length = 1024;
+	}
+}
+
+/* Every packet of one link and direction that host @h recorded. */
+static void link_dir(const struct mh *m, unsigned long a, unsigned long b,
+		     uint64_t shift, unsigned long h, bool first_link)
+{
+	uint64_t seed = rnd_state;
+
+	/* the same delays whichever host's file is written */
+	rnd_state = seed ^ (a * 1000003 + b * 7919 + 1);
+	if (!rnd_state)
+		rnd_state = 1;
+	for (unsigned long i = 0; i < m->msgs; i++) {
+		uint64_t t = i * m->spacing + shift;
+		int64_t d = (int64_t)(m->delay + (m->jitter ? rnd() % m->jitter : 0));
+
+		if (first_link && i == 0 && m->cross)
+			d = -(int64_t)m->cross;
+		packet(m, a, b, t, d, (uint32_t)i, 4 /* SEND_ONLY */, h);
+		if (i % 10 == 0)	/* UD: not paired */
+			packet(m, a, b, t, -1000000, (uint32_t)i, 0x64, h);
+		if (i % 25 == 0)	/* retransmitted */
+			packet(m, a, b, t + 500000, d, (uint32_t)i, 4, h);
+	}
+	rnd_state = seed;
+}
+
+static int cmp(const void *a, const void *b);
+
+static int multihost(const struct mh *m, const char *prefix, uint64_t seed)
+{
+	unsigned long links = m->hosts == 2 || !m->ring ? m->hosts - 1 : m->hosts;
+
+	for (unsigned long h = 0; h < m->hosts; h++) {
+		struct rdt_file_hdr fh;
+		char path[4096];
+		FILE *f;
+
+		nrec = 0;
+		rnd_state = seed;
+		{
+			struct rdt_ev_comm *cm = rec(RDT_EV_COMM, sizeof(*cm),
+						     mono(m, h, 0) - 2000002, RDT_NO_DEV);
+			struct rdt_ev_device *d = rec(RDT_EV_DEVICE_ADD, sizeof(*d),
+						      mono(m, h, 0) - 2000001, 0);
+
+			snprintf(cm->comm, sizeof(cm->comm), "gen");
+			snprintf(d->name, sizeof(d->name), "rxe0");
+		}
+		for (unsigned long l = 0; l < links; l++) {
+			unsigned long a = l, b = (l + 1) % m->hosts;
+
+			if (a > b) {
+				a = b;
+				b = l;
+			}
+			link_dir(m, a, b, 10000 + l * 1000, h, l == 0);
+			link_dir(m, b, a, 10000 + l * 1000 + m->spacing / 2,
+				 h, false);
+		}
+		qsort(recs, nrec, sizeof(*recs), cmp);
+		memset(&fh, 0, sizeof(fh));
+		memcpy(fh.magic, RDT_FILE_MAGIC, sizeof(fh.magic));
+		fh.abi_major = RDT_ABI_MAJOR;
+		fh.abi_minor = RDT_ABI_MINOR;
+		fh.hdr_size = sizeof(fh);
+		/* realtime at true time t: 1.7e18 + t (1 + k D) + k S */
+		fh.realtime_offset_ns = 1700000000000000000ll -
+			(long long)mono(m, h, 0) + (long long)h * m->skew;
+		fh.ncpus = ncpus;
+		snprintf(fh.host, sizeof(fh.host), "host%lu", h);
+		snprintf(fh.kernel, sizeof(fh.kernel), "6.1.0-gen");
+		snprintf(fh.boot_id, sizeof(fh.boot_id), "boot-h%lu", h);
+		snprintf(path, sizeof(path), "%s.h%lu", prefix, h);
+		f = fopen(path, "wb");
+		if (!f)
+			return 1;
+		fwrite(&fh, sizeof(fh), 1, f);
+		for (size_t i = 0; i < nrec; i++)
+			fwrite(&recs[i], recs[i].h.size, 1, f);
+		if (fclose(f))
+			return 1;
+		printf("%s host%lu records %zu offset_ns %lld drift_ppm %.3f\n",
+		       path, h, nrec, (long long)h * m->skew,
+		       (double)h * m->drift);
+	}
+	return 0;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	const struct rdt_hdr *x = a, *y = b;
@@ -114,16 +291,19 @@ int main(int argc, char **argv)
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
+	struct mh m = { .msgs = 1000, .spacing = 100000, .delay = 5000,
+			.jitter = 20000 };
+	uint64_t seed = 1;
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:M:S:D:m:d:j:1C:r:Y:E")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
 		case 'l': lat = strtoul(optarg, NULL, 0); break;
 		case 't': start = strtoul(optarg, NULL, 0); break;
-		case 's': spacing = strtoul(optarg, NULL, 0); break;
+		case 's': spacing = m.spacing = strtoul(optarg, NULL, 0); break;
 		case 'c': ncpus = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'b': boot = optarg; break;
 		case 'o': offset = strtoll(optarg, NULL, 0); break;
@@ -138,11 +318,28 @@ int main(int argc, char **argv)
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'F': fails = strtoul(optarg, NULL, 0); break;
 		case 'P': ctrs = strtoul(optarg, NULL, 0); break;
+		case 'M': m.hosts = strtoul(optarg, NULL, 0); break;
+		case 'S': m.skew = strtoll(optarg, NULL, 0); break;
+		case 'D': m.drift = strtod(optarg, NULL); break;
+		case 'm': m.msgs = strtoul(optarg, NULL, 0); break;
+		case 'd': m.delay = strtoul(optarg, NULL, 0); break;
+		case 'j': m.jitter = strtoul(optarg, NULL, 0); break;
+		case '1': m.one_way = true; break;
+		case 'C': m.cross = strtoul(optarg, NULL, 0); break;
+		case 'r': seed = strtoull(optarg, NULL, 0) ?: 1; break;
+		case 'Y': m.ring = !strcmp(optarg, "ring"); break;
+		case 'E': m.tent = true; break;
 		default: return 2;
 		}
 	}
 	if (optind != argc - 1 || !ncpus)
 		return 2;
+	if (m.hosts) {
+		if (m.hosts < 2 || m.hosts > 60 || !m.spacing)
+			return 2;
+		m.span = 10000 + m.msgs * m.spacing;
+		return multihost(&m, argv[optind], seed);
+	}
 
 	{
 		struct rdt_ev_comm *cm = rec(RDT_EV_COMM, sizeof(*cm), start - 2, RDT_NO_DEV);
