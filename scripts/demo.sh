@@ -13,7 +13,13 @@
 #
 # Environment: DEMO_OUT (default out/demo, must be inside the checkout: the
 # guest writes there), DEMO_KERNEL (debian-6.1), DEMO_TIMEOUT (900 s).
+# HOSTS=2 (make demo HOSTS=2): the two-host demo, scripts/demo-2hosts.sh.
 set -u
+case ${HOSTS:-1} in
+1) ;;
+2) exec "$(dirname "$0")/demo-2hosts.sh" "$@" ;;
+*) echo "demo: HOSTS=${HOSTS} (1 or 2)" >&2; exit 2 ;;
+esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${RDT_BUILD:-$ROOT/build}
 DUMP=$B/bin/rdmatrace-dump

@@ -5,7 +5,7 @@ make demo HOSTS=2): reads OUTDIR (tests/multihost/guest.sh's files), runs
 rdmatrace-dump on the two traces and prints what it found.  Exit 1 if a
 check failed.
 
-  report.py OUTDIR [RDMATRACE_DUMP]
+  report.py [--split] OUTDIR [RDMATRACE_DUMP]
 
 Checks: both guests' rings ran and summed right; each trace holds rxe_xmit
 and rxe_rcv records of packets that crossed the wire; merged with clock
@@ -13,14 +13,23 @@ alignment (the default), rdmatrace-dump's offset B - A contains the true
 offset (rdt-clockpair's bounds, measured over shared memory before and after
 the run) within its reported error, the error is below 1 ms, and no
 cross-host message is received before it was sent; merged with the header
-offsets only (--clock-align=header), some are (the skew is real)."""
+offsets only (--clock-align=header), some are (the skew is real).
+
+--split adds, per collective, its time split on the merged timeline: how
+long cross-host packets were in flight (xmit on one host to rcv on the
+other, A->B, B->A, either), and how long each host's ranks were inside the
+collective with no packet of theirs on the wire (not checked: a view)."""
+import json
 import os
 import re
 import subprocess
 import sys
 
-out = sys.argv[1]
-dump = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+argv = sys.argv[1:]
+split = "--split" in argv
+argv = [a for a in argv if a != "--split"]
+out = argv[0]
+dump = argv[1] if len(argv) > 1 else os.path.join(
     os.environ.get("RDT_BUILD", os.path.join(os.path.dirname(__file__), "../../build")),
     "bin", "rdmatrace-dump")
 A, B = os.path.join(out, "A.rdt"), os.path.join(out, "B.rdt")
@@ -110,5 +119,86 @@ h = re.search(r"cross-host messages: (\d+) matched, (\d+) received before sent",
 check(rc == 0 and h is not None and int(h.group(2)) > 0,
       "header offsets only (--clock-align=header): %s matched, %s received before sent (want > 0)" % (
           h.group(1) if h else "?", h.group(2) if h else "?"))
+
+
+def union(iv, lo, hi):
+    """Length of the union of intervals iv, clipped to [lo, hi]."""
+    tot, cur_s, cur_e = 0, None, None
+    for s_, e_ in sorted((max(a, lo), min(b, hi)) for a, b in iv if b > lo and a < hi):
+        if cur_e is None or s_ > cur_e:
+            if cur_e is not None:
+                tot += cur_e - cur_s
+            cur_s, cur_e = s_, e_
+        else:
+            cur_e = max(cur_e, e_)
+    if cur_e is not None:
+        tot += cur_e - cur_s
+    return tot
+
+
+def minus(iv, cut, lo, hi):
+    """|union(iv) - union(cut)| within [lo, hi]."""
+    both = [(max(a, c), min(b, d)) for a, b in iv for c, d in cut if min(b, d) > max(a, c)]
+    return union(iv, lo, hi) - union(both, lo, hi)
+
+
+def time_split():
+    rc, txt, err = run("-i", A, "-i", B, "-F", "json", "--type", "rxe_xmit,rxe_rcv,coll_mark")
+    if rc:
+        print("  (rdmatrace-dump -F json failed: %s)" % err.strip()[:200])
+        return
+    ev = [json.loads(l) for l in txt.splitlines() if l.startswith("{")]
+    role = {}
+    for e in ev:
+        if e["type"] == "rxe_xmit":
+            role.setdefault(e["host"], {IP["A"]: "A", IP["B"]: "B"}.get(e.get("saddr")))
+    xmit, rcv = {}, {}
+    for e in ev:
+        key = (e.get("qpn"), e.get("psn"), e.get("bth_opcode"))
+        if e["type"] == "rxe_xmit" and e.get("daddr") != e.get("saddr"):
+            xmit.setdefault(key, []).append((e["ts_ns"], role.get(e["host"])))
+        elif e["type"] == "rxe_rcv":
+            rcv.setdefault(key, []).append((e["ts_ns"], role.get(e["host"])))
+    flight = {"A": [], "B": []}	# by sender
+    for key, xs in xmit.items():
+        rs = sorted(r for r in rcv.get(key, []))
+        for (tx, hx), (tr, hr) in zip(sorted(xs), rs):
+            if hx and hr and hx != hr:
+                flight[hx].append((tx, tr))
+    oneway = {h: sorted(b - a for a, b in flight[h]) for h in "AB"}
+    for h, o in (("A", "B"), ("B", "A")):
+        d = oneway[h]
+        if d:
+            print("  %s -> %s: %d packets, one-way (xmit to rcv, aligned) min %.1f us, median %.1f us" % (
+                h, o, len(d), d[0] / 1e3, d[len(d) // 2] / 1e3))
+    coll = {}
+    for e in ev:
+        if e["type"] == "coll_mark":
+            c = coll.setdefault(e["seq"], {"bytes": e["bytes"], "ranks": {}})
+            c["ranks"].setdefault(e["rank"], {})[e["phase"]] = e["ts_ns"]
+    nl = int(re.search(r"NLOCAL=(\d+)", open(os.path.join(out, "A.env")).read()).group(1))
+    print("  per collective (us): span = first begin to last end of any rank; wire = some packet"
+          " in flight between the hosts; A, B = that host's ranks inside the collective, nothing"
+          " of theirs on the wire")
+    print("  %4s %9s %10s %10s %10s %10s %10s %10s" % (
+        "seq", "bytes", "span", "wire", "A->B", "B->A", "A only", "B only"))
+    for seq in sorted(coll):
+        c = coll[seq]
+        rk = {r: v for r, v in c["ranks"].items() if "begin" in v and "end" in v}
+        if len(rk) != 2 * nl:
+            continue
+        lo = min(v["begin"] for v in rk.values())
+        hi = max(v["end"] for v in rk.values())
+        act = {h: [(v["begin"], v["end"]) for r, v in rk.items() if (r < nl) == (h == "A")] for h in "AB"}
+        wire = flight["A"] + flight["B"]
+        print("  %4d %9d %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f" % (
+            seq, c["bytes"], (hi - lo) / 1e3, union(wire, lo, hi) / 1e3,
+            union(flight["A"], lo, hi) / 1e3, union(flight["B"], lo, hi) / 1e3,
+            minus(act["A"], wire, lo, hi) / 1e3, minus(act["B"], wire, lo, hi) / 1e3))
+
+
+if split:
+    print("== time split per collective (aligned timeline)")
+    time_split()
 print("RESULT: %s" % ("ok" if not failures else "FAIL: " + "; ".join(failures)))
 sys.exit(1 if failures else 0)
