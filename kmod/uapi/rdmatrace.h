@@ -42,8 +42,10 @@
  * are written before the driver runs, their ret and bad are 0.  1.5:
  * RDT_EV_PORT_COUNTER (librdmatrace's port counters source).  1.6:
  * RDT_EV_RXE_XMIT (the send side of rxe_rcv: clock alignment across hosts).
+ * 1.7: RDT_EV_NP_COLL_OLD (the Coll fields of NCCL's profiler v1, v2 that
+ * v5 lacks); rdt_ev_np_state.steps (was pad: a v1..v3 ProxyOp state's).
  */
-#define RDT_ABI_MINOR		6
+#define RDT_ABI_MINOR		7
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -139,6 +141,7 @@ enum rdt_type {
 	RDT_EV_NP_STATE		= 208,	/* recordEventState of an event */
 	RDT_EV_NP_STOP		= 209,	/* stopEvent: the event's end */
 	RDT_EV_NP_SKIP		= 210,	/* a descriptor the plugin skipped */
+	RDT_EV_NP_COLL_OLD	= 211,	/* 1.7: v1, v2 Coll fields v5 lacks */
 
 	RDT_EV_MAX		= 255,
 };
@@ -148,6 +151,9 @@ enum rdt_type {
 #define RDT_KMOD_TYPE_LAST	RDT_EV_POST_FAIL
 #define RDT_EVMASK(type)	(1ULL << ((type) - RDT_KMOD_TYPE_FIRST))
 #define RDT_EVMASK_ALL		(RDT_EVMASK(RDT_KMOD_TYPE_LAST + 1) - 1)
+/* The NCCL plugin's record types. */
+#define RDT_NP_TYPE_FIRST	RDT_EV_NP_COMM_INIT
+#define RDT_NP_TYPE_LAST	RDT_EV_NP_COLL_OLD
 
 /* ---- bookkeeping ------------------------------------------------------ */
 
@@ -548,7 +554,9 @@ struct rdt_ev_coll_mark {
  * handle is the event id below, so a collective -> its proxy ops -> their
  * steps -> the IB work requests form one tree by (hdr.pid, id, parent).
  * An event is its start record (one of 192..207), any RDT_EV_NP_STATE
- * records and one RDT_EV_NP_STOP record, all with the same id.
+ * records and one RDT_EV_NP_STOP record, all with the same id; a Coll of
+ * NCCL's profiler v1 or v2 also has an RDT_EV_NP_COLL_OLD record (not a
+ * start: more fields of the same event).
  */
 
 /*
@@ -704,7 +712,8 @@ struct rdt_ev_np_state {
 	struct rdt_np_ids ids;
 	__u64	arg;			/* transSize, appendedProxyOps, pTimer */
 	__u32	state;			/* NCCL's ncclProfilerEventState_v5 */
-	__u32	pad;
+	__s32	steps;			/* 1.7: v1..v3 ProxyOp states' steps,
+					 * else 0 */
 };
 
 struct rdt_ev_np_stop {
@@ -725,6 +734,28 @@ struct rdt_ev_np_skip {			/* ids.ntype: the descriptor's type */
 	__u64	raw_type;
 	__u32	why;			/* enum rdt_np_skip_why */
 	__u32	pad;
+};
+
+/*
+ * The Coll fields of NCCL's profiler v1 (NCCL 2.23) and v2 (2.24, 2.25)
+ * that v5 has no place for, written right after the Coll's record, with
+ * its ids.  has: the RDT_NP_OLD_* fields the version gave (v1: all, v2:
+ * traffic_bytes; v3 has none of them: no record).
+ */
+#define RDT_NP_OLD_OP		0x1u
+#define RDT_NP_OLD_TRAFFIC	0x2u
+#define RDT_NP_OLD_COLLNET	0x4u
+#define RDT_NP_OLD_NVLS		0x8u
+
+struct rdt_ev_np_coll_old {
+	struct rdt_hdr hdr;
+	struct rdt_np_ids ids;		/* its Coll's */
+	char	op[RDT_NP_STR];		/* ncclRedOp_t as nccl.h names it */
+	__u64	traffic_bytes;		/* trafficBytes */
+	__u8	is_collnet;
+	__u8	is_nvls;
+	__u8	has;			/* RDT_NP_OLD_* */
+	__u8	pad[5];
 };
 
 /* ---- trace files --------------------------------------------------------- */
