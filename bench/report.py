@@ -88,6 +88,7 @@ tgt("decode to SQLite", "decode.sqlite.events_per_s", ">=", 1e6, "events/s")
 tgt("decode to Perfetto", "decode.perfetto.events_per_s", ">=", 1e6, "events/s")
 tgt("Perfetto sink peak RSS (400 k events)", "decode.perfetto.rss_kb", "<=", 8192, "KiB")
 tgt("RSS growth with 4x events (binary)", "decode.rss_ratio_4x_events", "<=", 1.1, "x")
+tgt("merge of 32 hosts' files to binary, peak RSS (clock alignment included)", "decode.merge_rss_kb_32_inputs", "<=", 65536, "KiB")
 tgt("added ns per traced NCCL call (real libnccl)", "nccl.real.added_ns", "<=", 1000, "ns")
 tgt("added ns per profiler startEvent + stopEvent pair, reader draining",
     "nccl.plugin.event_pair_ns", "<=", 200, "ns")
