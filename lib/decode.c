@@ -57,6 +57,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_NP_STATE]	= { "np_state", sizeof(struct rdt_ev_np_state) },
 	[RDT_EV_NP_STOP]	= { "np_stop", sizeof(struct rdt_ev_np_stop) },
 	[RDT_EV_NP_SKIP]	= { "np_skip", sizeof(struct rdt_ev_np_skip) },
+	[RDT_EV_NP_COLL_OLD]	= { "np_coll_old", sizeof(struct rdt_ev_np_coll_old) },
 };
 
 RDT_EXPORT size_t rdt_record_size(unsigned int type)

@@ -34,6 +34,11 @@ struct np_open {
 	uint32_t	host, pid;
 	int32_t		channel;	/* -1: none */
 	uint64_t	gpu_stop;
+	struct {			/* a v1, v2 Coll's np_coll_old */
+		char	op[RDT_NP_STR];
+		uint64_t traffic_bytes;
+		uint8_t	is_collnet, is_nvls, has;
+	} old;
 	struct rdt_event start;
 };
 
@@ -489,6 +494,7 @@ static void np_start(struct rdt_sink *s, const struct rdt_event *ev)
 	par = ids->parent ? np_find(p, ev->host, ev->rec.hdr.pid, ids->parent) : NULL;
 	e->start = *ev;
 	e->gpu_stop = 0;
+	e->old.has = 0;
 	e->coll = ev->rec.hdr.type == RDT_EV_NP_COLL ||
 		  ev->rec.hdr.type == RDT_EV_NP_P2P ? ids->id :
 		  par ? par->coll : 0;
@@ -568,6 +574,42 @@ static void np_gpu_slice(struct rdt_sink *s, const struct np_open *e,
 		st->rec.hdr.pid, g0, e->gpu_stop, g->min_diff);
 }
 
+/* A v1, v2 Coll's fields that v5 has no place for: kept for its slice. */
+static void np_old_keep(struct pf *p, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_coll_old *x = &ev->rec.np_coll_old;
+	struct np_open *e = np_find(p, ev->host, ev->rec.hdr.pid, x->ids.id);
+
+	if (!e || e->start.rec.hdr.type != RDT_EV_NP_COLL)
+		return;
+	memcpy(e->old.op, x->op, sizeof(e->old.op));
+	e->old.traffic_bytes = x->traffic_bytes;
+	e->old.is_collnet = x->is_collnet;
+	e->old.is_nvls = x->is_nvls;
+	e->old.has = x->has;
+}
+
+/* ... and as the slice's args, as the JSON sink names them. */
+static void np_old_args(struct rdt_ob *o, const struct np_open *e)
+{
+	if (e->old.has & RDT_NP_OLD_OP) {
+		rdt_ob_lit(o, ",\"op\":");
+		rdt_ob_json_str(o, e->old.op, sizeof(e->old.op));
+	}
+	if (e->old.has & RDT_NP_OLD_TRAFFIC) {
+		rdt_ob_lit(o, ",\"traffic_bytes\":");
+		rdt_ob_u(o, e->old.traffic_bytes);
+	}
+	if (e->old.has & RDT_NP_OLD_COLLNET) {
+		rdt_ob_lit(o, ",\"is_collnet\":");
+		rdt_ob_u(o, e->old.is_collnet);
+	}
+	if (e->old.has & RDT_NP_OLD_NVLS) {
+		rdt_ob_lit(o, ",\"is_nvls\":");
+		rdt_ob_u(o, e->old.is_nvls);
+	}
+}
+
 /* At its stop, the event is one complete slice on its rank's lane, and a
  * WR gets a flow from its collective. */
 static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
@@ -603,6 +645,7 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_ob_printf(o, ",\"gpu_ns\":%" PRIu64,
 			(uint64_t)(e->gpu_stop - st->rec.np_kernel_ch.gpu_start));
 	rdt_ob_fields(&st->rec, o);
+	np_old_args(o, e);
 	rdt_ob_lit(o, "}}");
 	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
 		np_gpu_slice(s, e, pid, tid - lane, st->rec.np_stop.ids.rank);
@@ -644,6 +687,9 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 			np_gpu_pair(p, ev->host, ev->rec.hdr.pid, ev->ts,
 				    e->gpu_stop);
 		}
+		return;
+	case RDT_EV_NP_COLL_OLD:	/* more of its Coll: no slice */
+		np_old_keep(p, ev);
 		return;
 	case RDT_EV_NP_COMM_INIT:
 	case RDT_EV_NP_COMM_FINI:
@@ -729,7 +775,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	case RDT_EV_PORT_COUNTER:
 		counter(s, ev);
 		return;
-	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
+	case RDT_NP_TYPE_FIRST ... RDT_NP_TYPE_LAST:
 		np_event(s, ev);
 		return;
 	}

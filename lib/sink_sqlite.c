@@ -89,7 +89,7 @@ static const char schema[] =
 " FROM nccl_plugin s LEFT JOIN nccl_plugin e ON e.type = 'np_stop'"
 " AND e.host = s.host AND e.pid = s.pid AND e.ev_id = s.ev_id"
 " WHERE s.type NOT IN ('np_stop', 'np_state', 'np_skip', 'np_comm_init',"
-" 'np_comm_fini');\n"
+" 'np_comm_fini', 'np_coll_old');\n"
 /* Every IB work request with its step, proxy op and collective. */
 "CREATE VIEW nccl_plugin_wrs AS SELECT w.host, w.pid,"
 " json_extract(w.fields, '$.device') AS ib_device,"
@@ -133,7 +133,8 @@ static const char schema[] =
 " LEFT JOIN nccl_plugin_gpu_clock g ON g.host = k.host AND g.pid = k.pid"
 " WHERE k.type = 'np_kernel_ch';\n"
 /* Per collective: enqueue (its Coll event) next to its GPU kernel time,
- * its WRs and its slowest proxy step. */
+ * its WRs and its slowest proxy step; op .. is_nvls: NCCL 2.23 - 2.25's
+ * (profiler v1, v2: np_coll_old), NULL where the version has no such. */
 "CREATE VIEW nccl_plugin_colls AS SELECT c.host, c.pid, c.comm_id, c.rank,"
 " c.ev_id, json_extract(c.fields, '$.func') AS func,"
 " json_extract(c.fields, '$.seq') AS seq,"
@@ -155,8 +156,14 @@ static const char schema[] =
 " JOIN nccl_plugin_spans op ON op.host = st.host AND op.pid = st.pid"
 " AND op.ev_id = st.parent WHERE st.type = 'np_proxy_step'"
 " AND op.host = c.host AND op.pid = c.pid AND op.parent = c.ev_id)"
-" AS slowest_step_ns"
-" FROM nccl_plugin_spans c WHERE c.type = 'np_coll';\n";
+" AS slowest_step_ns,"
+" json_extract(o.fields, '$.op') AS op,"
+" json_extract(o.fields, '$.traffic_bytes') AS traffic_bytes,"
+" json_extract(o.fields, '$.is_collnet') AS is_collnet,"
+" json_extract(o.fields, '$.is_nvls') AS is_nvls"
+" FROM nccl_plugin_spans c LEFT JOIN nccl_plugin o ON o.type = 'np_coll_old'"
+" AND o.host = c.host AND o.pid = c.pid AND o.ev_id = c.ev_id"
+" WHERE c.type = 'np_coll';\n";
 
 static const char indexes[] =
 "CREATE INDEX verbs_qp ON verbs(host, dev, qpn, ts_ns);\n"
@@ -686,7 +693,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->coll_mark.nranks);
 		sqlite3_step(b.s);
 		break;
-	case RDT_EV_NP_COMM_INIT ... RDT_EV_NP_SKIP:
+	case RDT_NP_TYPE_FIRST ... RDT_NP_TYPE_LAST:
 		nccl_plugin(q, ev);
 		break;
 	case RDT_EV_PORT_COUNTER:

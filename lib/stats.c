@@ -170,7 +170,7 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	uint32_t qpn;
 
 	st->types[r->hdr.type <= RDT_EV_MAX ? r->hdr.type : 0]++;
-	if (r->hdr.type >= RDT_EV_NP_COMM_INIT && r->hdr.type <= RDT_EV_NP_SKIP) {
+	if (r->hdr.type >= RDT_NP_TYPE_FIRST && r->hdr.type <= RDT_NP_TYPE_LAST) {
 		rdt_np_stats_add(st->np, ev);
 		return;
 	}

@@ -364,6 +364,7 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 		return;
 	case RDT_EV_NP_COMM_INIT:
 	case RDT_EV_NP_COMM_FINI:
+	case RDT_EV_NP_COLL_OLD:	/* more fields of its Coll: no event */
 		return;
 	}
 	start(s, ev);

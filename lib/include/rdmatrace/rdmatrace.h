@@ -75,6 +75,7 @@ union rdt_record {
 	struct rdt_ev_np_state		np_state;
 	struct rdt_ev_np_stop		np_stop;
 	struct rdt_ev_np_skip		np_skip;
+	struct rdt_ev_np_coll_old	np_coll_old;
 };
 
 enum rdt_decode_result {
