@@ -155,16 +155,22 @@ def time_split():
     xmit, rcv = {}, {}
     for e in ev:
         key = (e.get("qpn"), e.get("psn"), e.get("bth_opcode"))
+        if e["type"] not in ("rxe_xmit", "rxe_rcv") or key[2] >= 0x20:
+            continue	# not a packet, or not RC (UD/UC: no unique key)
         if e["type"] == "rxe_xmit" and e.get("daddr") != e.get("saddr"):
             xmit.setdefault(key, []).append((e["ts_ns"], role.get(e["host"])))
         elif e["type"] == "rxe_rcv":
-            rcv.setdefault(key, []).append((e["ts_ns"], role.get(e["host"])))
+            rcv.setdefault(key + (role.get(e["host"]),), []).append(e["ts_ns"])
     flight = {"A": [], "B": []}	# by sender
     for key, xs in xmit.items():
-        rs = sorted(r for r in rcv.get(key, []))
-        for (tx, hx), (tr, hr) in zip(sorted(xs), rs):
-            if hx and hr and hx != hr:
-                flight[hx].append((tx, tr))
+        for h in "AB":
+            # QPNs repeat across hosts: the receives on the other host only.
+            # The first send and the first receive of a key, as the
+            # alignment pairs them (a retransmit is later than both).
+            tx = [t for t, hx in xs if hx == h]
+            tr = rcv.get(key + ("B" if h == "A" else "A",))
+            if tx and tr:
+                flight[h].append((min(tx), min(tr)))
     oneway = {h: sorted(b - a for a, b in flight[h]) for h in "AB"}
     for h, o in (("A", "B"), ("B", "A")):
         d = oneway[h]
