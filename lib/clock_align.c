@@ -426,20 +426,11 @@ static void say(struct rdt_clock *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void say(struct rdt_clock *c, const char *fmt, ...)
 {
-	char *line, *all;
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
+	rdt_str_vappend(&c->report, "\n", fmt, ap);
 	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&all, "%s%s\n", c->report ? c->report : "", line) >= 0) {
-		free(c->report);
-		c->report = all;
-	}
-	free(line);
 }
 
 static void on_pair(void *ctx, uint32_t sh, uint32_t rh, uint64_t ts,

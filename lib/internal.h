@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <rdmatrace/rdmatrace.h>
@@ -107,6 +108,9 @@ static inline void rdt_user_hdr(struct rdt_hdr *h, uint16_t type,
 	h->dev = dev;
 }
 
+/* Append printf output and @end to a malloc'd string (*buf NULL: empty);
+ * on no memory it stays as it was. */
+void rdt_str_vappend(char **buf, const char *end, const char *fmt, va_list ap);
 /* Append a line to the source's status (what --stats and the end say). */
 void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

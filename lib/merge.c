@@ -226,22 +226,26 @@ void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
 	s->st.failed = true;
 }
 
-void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
+void rdt_str_vappend(char **buf, const char *end, const char *fmt, va_list ap)
 {
 	char *line, *all;
+
+	if (vasprintf(&line, fmt, ap) < 0)
+		return;
+	if (asprintf(&all, "%s%s%s", *buf ? *buf : "", line, end) >= 0) {
+		free(*buf);
+		*buf = all;
+	}
+	free(line);
+}
+
+void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
+	rdt_str_vappend(&s->status, "", fmt, ap);
 	va_end(ap);
-	if (!line)
-		return;
-	if (asprintf(&all, "%s%s", s->status ? s->status : "", line) >= 0) {
-		free(s->status);
-		s->status = all;
-	}
-	free(line);
 }
 
 RDT_EXPORT const char *rdt_reader_error(const struct rdt_reader *r)
