@@ -46,7 +46,9 @@ esac
 for f in "$DUMP" "$RRA" "$CP"; do
 	[ -x "$f" ] || die "$f not built (make)"
 done
-. /run/rdt-wire.env 2>/dev/null || die "no wire (tests/vm/run --wire ... --wire-ip)"
+# (a failed `.` would end a non-interactive shell before die could say why)
+[ -r /run/rdt-wire.env ] || die "no wire (tests/vm/run --wire ... --wire-ip)"
+. /run/rdt-wire.env
 [ "$WIRE_IP" = "$me" ] || die "wire address $WIRE_IP, want $me"
 mkdir -p "$OUT" || die "cannot make $OUT"
 rm -f "$OUT/$ROLE".*
