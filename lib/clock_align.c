@@ -46,6 +46,8 @@
 #define RDT_CLK_MAX_ADDRS	4096
 #define RDT_CLK_MAX_HOSTS	1024
 #define NO_ADDR			UINT16_MAX
+#define RCV			0x8000
+#define RCV_ANY_DEV		0x7fff
 #define NIL			UINT32_MAX
 
 /* ---- the pair collector ------------------------------------------------- */
@@ -55,13 +57,16 @@ struct xent {
 	uint64_t ts;
 	uint32_t next;
 	uint16_t host;	/* the sender's (addr set) or the receiver's */
-	uint16_t addr;	/* sends: daddr's index; receives: NO_ADDR */
+	/* sends: daddr's index; receives: RCV | the receiving device (its
+	 * index, RCV_ANY_DEV past 15 bits) */
+	uint16_t addr;
 };
 
 struct xaddr {
 	uint8_t a[16];
 	uint32_t family;
 	uint32_t host;	/* UINT32_MAX: not yet known; AMBIG: two hosts */
+	uint32_t dev;	/* the device that sends from it, as host */
 };
 #define AMBIG (UINT32_MAX - 1)
 
@@ -174,7 +179,7 @@ static uint16_t addr_index(struct rdt_xpairs *p, uint32_t family,
 	for (size_t i = 0; i < p->naddr; i++)
 		if (p->addr[i].family == family && !memcmp(p->addr[i].a, a, len))
 			return (uint16_t)i;
-	if (p->naddr >= RDT_CLK_MAX_ADDRS)
+	if (p->naddr >= RDT_CLK_MAX_ADDRS)	/* < RCV */
 		return NO_ADDR;
 	v = realloc(p->addr, (p->naddr + 1) * sizeof(*v));
 	if (!v)
@@ -184,6 +189,7 @@ static uint16_t addr_index(struct rdt_xpairs *p, uint32_t family,
 	memcpy(v[p->naddr].a, a, len);
 	v[p->naddr].family = family;
 	v[p->naddr].host = UINT32_MAX;
+	v[p->naddr].dev = UINT32_MAX;
 	return (uint16_t)p->naddr++;
 }
 
@@ -248,6 +254,10 @@ void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
 				p->addr[s].host = host;
 			else if (p->addr[s].host != host)
 				p->addr[s].host = AMBIG;
+			if (p->addr[s].dev == UINT32_MAX)
+				p->addr[s].dev = x->hdr.dev;
+			else if (p->addr[s].dev != x->hdr.dev)
+				p->addr[s].dev = AMBIG;
 			p->last_s = s;
 			p->last_d = d;
 			p->have_last = true;
@@ -260,7 +270,8 @@ void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
 
 		if (x->opcode >= 0x20)
 			return;
-		add_entry(p, msg_key(x->qpn, x->psn, x->opcode), ts, host, NO_ADDR);
+		add_entry(p, msg_key(x->qpn, x->psn, x->opcode), ts, host,
+			  RCV | (x->hdr.dev < RCV_ANY_DEV ? x->hdr.dev : RCV_ANY_DEV));
 	}
 }
 
@@ -271,16 +282,25 @@ void rdt_xpairs_join(struct rdt_xpairs *p, rdt_xpair_fn fn, void *ctx)
 			const struct xent *s = &p->e[i];
 			uint32_t to;
 
-			if (s->addr == NO_ADDR)
+			uint32_t dev;
+
+			if (s->addr & RCV)
 				continue;
 			to = p->addr[s->addr].host;
 			if (to >= AMBIG || to == s->host)
 				continue;
+			/* a host's QPNs are per device: the receive on the
+			 * device that sends from daddr, where that is known */
+			dev = p->addr[s->addr].dev;
+			dev = dev < RCV_ANY_DEV ? dev : RCV_ANY_DEV;
 			for (uint32_t j = p->bucket[b]; j != NIL; j = p->e[j].next) {
 				const struct xent *r = &p->e[j];
 
-				if (r->addr != NO_ADDR || r->key != s->key ||
+				if (!(r->addr & RCV) || r->key != s->key ||
 				    r->host != to ||
+				    (dev != RCV_ANY_DEV &&
+				     (r->addr & RCV_ANY_DEV) != RCV_ANY_DEV &&
+				     (r->addr & RCV_ANY_DEV) != dev) ||
 				    r->ts >= s->ts + p->horizon ||
 				    s->ts >= r->ts + p->horizon)
 					continue;

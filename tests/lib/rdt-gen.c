@@ -50,6 +50,9 @@
  *               last message's time): no one line fits
  *   -C NS       the first message of link 0-1 received NS before it was
  *               sent (a broken assumption: the bounds cross)
+ *   -X          every RC packet also received, 1 ms earlier, by another
+ *               device (7) of the receiving host, which sends nothing: its
+ *               QPNs are another device's, not to be paired
  *   -r SEED     random seed (default 1)
  *   Every 10th message is also sent as a UD packet (ignored by the
  *   pairing) received 1 ms before it was sent, and every 25th is
@@ -136,7 +139,7 @@ struct mh {
 	unsigned long hosts, msgs, spacing, delay, jitter, cross;
 	long long skew;
 	double drift;
-	bool one_way, ring, tent;
+	bool one_way, ring, tent, decoy;
 	uint64_t span;
 };
 
@@ -185,6 +188,15 @@ static void packet(const struct mh *m, unsigned long from, unsigned long to,
 		r->psn = psn & 0xffffff;
 		r->opcode = opcode;
 		r->length = 1024;
+		if (m->decoy && opcode < 0x20) {
+			struct rdt_ev_rxe_rcv *o = rec(RDT_EV_RXE_RCV, sizeof(*o),
+						       mono(m, to, tr) - 1000000, 7);
+
+			o->qpn = r->qpn;
+			o->psn = r->psn;
+			o->opcode = opcode;
+			o->length = 1024;
+		}
 	}
 }
 
@@ -297,7 +309,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:M:S:D:m:d:j:1C:r:Y:E")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:M:S:D:m:d:j:1C:r:Y:EX")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -329,6 +341,7 @@ int main(int argc, char **argv)
 		case 'r': seed = strtoull(optarg, NULL, 0) ?: 1; break;
 		case 'Y': m.ring = !strcmp(optarg, "ring"); break;
 		case 'E': m.tent = true; break;
+		case 'X': m.decoy = true; break;
 		default: return 2;
 		}
 	}
