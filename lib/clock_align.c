@@ -795,6 +795,18 @@ struct rdt_clock *rdt_clock_estimate(struct rdt_xpairs *x, uint32_t nhost,
 			queue[qt++] = b;
 		}
 	}
+	/* the bounds are done with: only the functions stay for the merge */
+	for (size_t i = 0; i < (size_t)nhost * nhost; i++)
+		free(c->pairs[i].b);
+	free(c->pairs);
+	c->pairs = NULL;
+	for (uint32_t i = 0; i < nhost; i++) {
+		struct clkfn *f = &c->h[i].f;
+		struct knot *k = f->n ? realloc(f->k, f->n * sizeof(*k)) : NULL;
+
+		if (k)
+			f->k = k;
+	}
 	for (uint32_t i = 1; i < nhost; i++)
 		if (!c->h[i].aligned)
 			say(c, "clock offset %s: header offset kept: no host pair "
