@@ -374,6 +374,10 @@ NP_PROFILER_V123(3);
 #define NP_V1_ALGOS { "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", \
 		      "NVLS", "NVLS_TREE", "PAT" }
 #define NP_V1_PROTOS { "LL", "LL128", "SIMPLE" }
+/* v1's Coll op: ncclRedOp_t (nccl.h); ncclNumOps and above: a handle
+ * ncclRedOpCreatePreMulSum made.  v2 on have no op. */
+#define NP_V1_OPS { "ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg" }
+#define NP_V1_OP_USER "PreMulSum"
 
 /* ---- the layout of NCCL's headers (LP64) ------------------------------- */
 #if defined(__LP64__)

@@ -464,9 +464,10 @@ static ncclResult_t stop_event(void *handle)
 	return ncclSuccess;
 }
 
-/* @arg: transSize, appendedProxyOps or the GPU timer, as the state has. */
+/* @arg: transSize, appendedProxyOps or the GPU timer, as the state has;
+ * @steps: a v1..v3 ProxyOp state's. */
 static ncclResult_t state_record(void *handle, ncclProfilerEventState_t state,
-				 uint64_t arg)
+				 uint64_t arg, int steps)
 {
 	uint64_t id = (uint64_t)(uintptr_t)handle;
 	struct rdt_ev_np_state *e;
@@ -478,6 +479,7 @@ static ncclResult_t state_record(void *handle, ncclProfilerEventState_t state,
 		return ncclSuccess;
 	e->state = (uint32_t)state;
 	e->arg = arg;
+	e->steps = steps;
 	np_commit();
 	return ncclSuccess;
 }
@@ -531,7 +533,7 @@ static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
 			break;
 		}
 	}
-	return state_record(handle, state, arg);
+	return state_record(handle, state, arg, 0);
 }
 
 NP_EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
@@ -553,13 +555,23 @@ static ncclResult_t init_v4(void **context, int *mask, const char *name,
 			   logfn, 4, V4_TYPES);
 }
 
+/* What a v1..v3 descriptor has beyond v5's: the communicator (Coll, P2p)
+ * and, in v1 and v2, a Coll's fields of the np_coll_old record. */
+struct np_older {
+	uint64_t	hash;		/* commHash, 0: none */
+	const char	*op;		/* v1's ncclRedOp_t, named */
+	uint64_t	traffic_bytes;
+	uint8_t		is_collnet, is_nvls;
+	uint8_t		has;		/* RDT_NP_OLD_*, 0: no record */
+};
+
 /*
  * Versions before v5: a converter turns the descriptor into v5's (false:
- * a type this version has no member for), and sets *hash where the
- * descriptor names its communicator (v1..v3's Coll and P2p).
+ * a type this version has no member for) and fills *o with what it has
+ * beyond it (v4: nothing; o starts zeroed).
  */
 typedef bool (*to_v5_fn)(ncclProfilerEventDescr_v5_t *x, const void *d,
-			 uint64_t *hash);
+			 struct np_older *o);
 
 /* v1..v3: init has no communicator id; their Coll and P2p carry the
  * commHash (NCCL 2.28, calling these versions, passes 0): the context
@@ -573,29 +585,56 @@ static uint64_t comm_id_of(struct np_comm *c, uint64_t hash)
 	return hash;
 }
 
+/* A v1, v2 Coll's np_coll_old, after its Coll record: its ids; a full
+ * ring drops and counts it like any record. */
+static void coll_old(uint64_t id, uint64_t comm_id,
+		     const ncclProfilerEventDescr_v5_t *x,
+		     const struct np_older *o)
+{
+	struct rdt_ev_np_coll_old *e = np_reserve_for(RDT_EV_NP_COLL_OLD,
+						      sizeof(*e), id);
+
+	if (!e)
+		return;
+	e->ids.parent = (uint64_t)(uintptr_t)x->parentObj;
+	e->ids.comm_id = comm_id;
+	e->ids.rank = x->rank;
+	copy_str(e->op, sizeof(e->op), o->op);
+	e->traffic_bytes = o->traffic_bytes;
+	e->is_collnet = o->is_collnet;
+	e->is_nvls = o->is_nvls;
+	e->has = o->has;
+	np_commit();
+}
+
 static ncclResult_t start_older(void *context, void **h, const void *d,
 				uint8_t type, to_v5_fn to_v5)
 {
 	struct np_comm *c = start_check(context, h, d, type);
 	ncclProfilerEventDescr_v5_t x;
-	uint64_t hash = 0;
+	struct np_older o = { 0 };
+	uint64_t comm_id;
 
 	if (!c)
 		return ncclSuccess;
-	if (to_v5(&x, d, &hash))
-		start_event(h, comm_id_of(c, hash), &x);
-	else
+	if (!to_v5(&x, d, &o)) {
 		skip(type, RDT_NP_SKIP_TYPE);
+		return ncclSuccess;
+	}
+	comm_id = comm_id_of(c, o.hash);
+	start_event(h, comm_id, &x);
+	if (o.has && *h)
+		coll_old((uint64_t)(uintptr_t)*h, comm_id, &x, &o);
 	return ncclSuccess;
 }
 
 /* v4 has no parentGroup: a Coll's or P2p's parent is its group. */
 static bool v4_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,
-		     uint64_t *hash)
+		     struct np_older *o)
 {
 	const ncclProfilerEventDescr_v4_t *d = p;
 
-	(void)hash;
+	(void)o;
 	as_v5(x, d->type, d->parentObj, d->rank);
 	switch (d->type) {
 	case ncclProfileColl:
@@ -653,9 +692,10 @@ NP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
  *
  * init has no communicator: its record has comm_id 0, no name, rank -1 and
  * nnodes, nranks 0; the events carry the commHash of the first Coll or P2p
- * (comm_id_of).  The v1..v3 Coll's fields that no record has (op,
- * trafficBytes, isCollnet, isNvls) and a ProxyOp state's steps are
- * dropped. */
+ * (comm_id_of).  The Coll fields v5 has no place for (v1: op,
+ * trafficBytes, isCollnet, isNvls; v2: trafficBytes; v3: none) go into an
+ * np_coll_old record after the Coll's; a ProxyOp state's steps into the
+ * state record. */
 
 static ncclResult_t init_v123(void **context, int *mask, unsigned int abi,
 			      int types)
@@ -673,12 +713,39 @@ static const char *const v1_funcs[] = NP_V1_FUNCS;
 static const char *const v1_dtypes[] = NP_V1_DATATYPES;
 static const char *const v1_algos[] = NP_V1_ALGOS;
 static const char *const v1_protos[] = NP_V1_PROTOS;
+static const char *const v1_ops[] = NP_V1_OPS;
 #define V1_NAME(tab, v) v1_name(tab, sizeof(tab) / sizeof(tab[0]), v)
 #define V1_FUNC(v)	V1_NAME(v1_funcs, v)
 #define V1_DTYPE(v)	V1_NAME(v1_dtypes, v)
 #define V1_ALGO(v)	V1_NAME(v1_algos, v)
 #define V1_PROTO(v)	V1_NAME(v1_protos, v)
 #define AS_IS(v)	(v)
+
+/* ncclRedOp_t: nccl.h's names; beyond them, a handle of
+ * ncclRedOpCreatePreMulSum (NCCL's only user-defined op). */
+static const char *v1_op(uint32_t v)
+{
+	return v < sizeof(v1_ops) / sizeof(v1_ops[0]) ? v1_ops[v] :
+	       NP_V1_OP_USER;
+}
+
+/* A Coll's fields v5 lacks, per version (OLD_COLL in V123_TO_V5). */
+static void v1_old(struct np_older *o, const ncclProfilerEventDescr_v1_t *d)
+{
+	o->op = v1_op(d->coll.op);
+	o->traffic_bytes = d->coll.trafficBytes;
+	o->is_collnet = d->coll.isCollnet != 0;
+	o->is_nvls = d->coll.isNvls != 0;
+	o->has = RDT_NP_OLD_OP | RDT_NP_OLD_TRAFFIC | RDT_NP_OLD_COLLNET |
+		 RDT_NP_OLD_NVLS;
+}
+
+static void v2_old(struct np_older *o, const ncclProfilerEventDescr_v2_t *d)
+{
+	o->traffic_bytes = d->coll.trafficBytes;
+	o->has = RDT_NP_OLD_TRAFFIC;
+}
+#define V3_OLD(o, d) ((void)0)
 
 /* v3's KernelCh (no GPU timer) and NetPlugin; v1 and v2 have neither. */
 static bool v3_more(ncclProfilerEventDescr_v5_t *x,
@@ -697,11 +764,12 @@ static bool v3_more(ncclProfilerEventDescr_v5_t *x,
 /*
  * vN_to_v5 for v1..v3: Coll and P2p with the parent as their group (as in
  * v4); FN, DT, AL, PR name v1's enum values, v2 and v3 pass names as they
- * are; MORE: the types only some of them have.
+ * are; OLD: the Coll's fields v5 lacks (into *o); MORE: the types only
+ * some of them have.
  */
-#define V123_TO_V5(N, FN, DT, AL, PR, MORE)				\
+#define V123_TO_V5(N, FN, DT, AL, PR, OLD, MORE)			\
 static bool v##N##_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,	\
-			 uint64_t *hash)				\
+			 struct np_older *o)				\
 {									\
 	const ncclProfilerEventDescr_v##N##_t *d = p;			\
 									\
@@ -720,7 +788,8 @@ static bool v##N##_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,	\
 		x->coll.algo = AL(d->coll.algo);			\
 		x->coll.proto = PR(d->coll.proto);			\
 		x->coll.parentGroup = d->parentObj;			\
-		*hash = d->coll.commHash;				\
+		o->hash = d->coll.commHash;				\
+		OLD(o, d);						\
 		break;							\
 	case ncclProfileP2p:						\
 		x->p2p.func = FN(d->p2p.func);				\
@@ -729,7 +798,7 @@ static bool v##N##_to_v5(ncclProfilerEventDescr_v5_t *x, const void *p,	\
 		x->p2p.count = d->p2p.count;				\
 		x->p2p.peer = d->p2p.peer;				\
 		x->p2p.parentGroup = d->parentObj;			\
-		*hash = d->p2p.commHash;				\
+		o->hash = d->p2p.commHash;				\
 		break;							\
 	SAME_MEMBERS(*x, d);						\
 	default:							\
@@ -743,24 +812,29 @@ static ncclResult_t start_v##N(void *context, void **h,			\
 {									\
 	return start_older(context, h, d, d ? d->type : 0, v##N##_to_v5); \
 }
-V123_TO_V5(3, AS_IS, AS_IS, AS_IS, AS_IS, v3_more)
-V123_TO_V5(2, AS_IS, AS_IS, AS_IS, AS_IS, NO_MORE)
-V123_TO_V5(1, V1_FUNC, V1_DTYPE, V1_ALGO, V1_PROTO, NO_MORE)
+V123_TO_V5(3, AS_IS, AS_IS, AS_IS, AS_IS, V3_OLD, v3_more)
+V123_TO_V5(2, AS_IS, AS_IS, AS_IS, AS_IS, v2_old, NO_MORE)
+V123_TO_V5(1, V1_FUNC, V1_DTYPE, V1_ALGO, V1_PROTO, v1_old, NO_MORE)
 
 /* v1..v3 states stop at ProxyCtrlAppendEnd (18), numbered as v5's; only
- * they send the ProxyOp states (0..7), with proxyOp.transSize. */
+ * they send the ProxyOp states (0..7), with proxyOp.transSize and
+ * steps. */
 static ncclResult_t record_state_v123(void *handle,
 				      ncclProfilerEventState_t state,
 				      ncclProfilerEventStateArgs_v3_t *a)
 {
 	uint64_t arg = 0;
+	int steps = 0;
 
 	if (a && state >= ncclProfilerProxyOpSendPosted &&
-	    state <= ncclProfilerProxyStepRecvGPUWait)
+	    state <= ncclProfilerProxyStepRecvGPUWait) {
 		arg = a->proxyOp.transSize;
-	else if (a && state == ncclProfilerProxyCtrlAppendEnd)
+		if (state <= ncclProfilerProxyOpRecvDone)
+			steps = a->proxyOp.steps;
+	} else if (a && state == ncclProfilerProxyCtrlAppendEnd) {
 		arg = (uint64_t)(int64_t)a->proxyCtrl.appendedProxyOps;
-	return state_record(handle, state, arg);
+	}
+	return state_record(handle, state, arg, steps);
 }
 
 #define NP_V123(N, TYPES)						\

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Compare what np-driver made the plugin record (--truth lines) with what
 rdmatrace-dump shows, in JSON Lines (--json), SQLite (--sqlite) or text
-(--text): every field of every event, every state and stop, the parent
-links, and the loss: records shown + records lost == records made.
+(--text): every field of every event, every state (with a v1..v3 ProxyOp
+state's steps) and stop, a v1/v2 Coll's np_coll_old record (exactly the
+fields its version has; none in v3..v5), the parent links, and the loss:
+records shown + records lost == records made.
 
 --complete: nothing may be lost (the reader kept up).
 --slots N: the reader was absent and every ring holds N records: each
@@ -115,30 +117,41 @@ def check_joins(truth, db):
                  f"+ [0, 50 ms)")
         if pairs != 2 * want:
             fail(f"sqlite: GPU clock from {pairs} pairs, want {2 * want}")
+    # v1, v2: a Coll's fields v5 lacks (np_coll_old), NULL where none
+    more = {int(t["id"], 16): t["fields"] for t in truth if t["op"] == "more"}
+    extra = ("op", "traffic_bytes", "is_collnet", "is_nvls")
     rows = db.execute(
         "SELECT ev_id, func, seq, count, gpu_ns, wrs, wr_bytes, "
-        "slowest_step_ns, duration_ns FROM nccl_plugin_colls").fetchall()
+        "slowest_step_ns, duration_ns, " + ", ".join(extra) +
+        " FROM nccl_plugin_colls").fetchall()
     colls = [i for i, t in ev.items() if t["type"] == "np_coll"]
     if len(rows) != len(colls):
         fail(f"sqlite: nccl_plugin_colls has {len(rows)} rows, want "
              f"{len(colls)}")
-    for (cid, func, seq, count, gpu_ns, wrs, wr_bytes, slow, dur) in rows:
+    for (cid, func, seq, count, gpu_ns, wrs, wr_bytes, slow, dur,
+         *old) in rows:
         cid = int(cid, 16)
         t = ev[cid]
         f = t["fields"]
         if (func, seq, count) != (f["func"], f["seq"], f["count"]):
             fail(f"sqlite: collective {cid:#x}: {func} {seq} {count}")
+        want_old = [more.get(cid, {}).get(k) for k in extra]
+        if old != want_old:
+            fail(f"sqlite: collective {cid:#x}: {extra} {old}, want "
+                 f"{want_old}")
         ks = [i for i, k in ev.items()
               if k["type"] == "np_kernel_ch" and int(k["parent"], 16) == cid]
+        # v4, v5: the GPU timer; v3: KernelCh without it; v1, v2: none
         want_gpu = (max(stop_gpu[k] for k in ks) -
-                    min(ev[k]["fields"]["gpu_start"] for k in ks))
-        if gpu_ns != want_gpu:
+                    min(ev[k]["fields"]["gpu_start"] for k in ks)
+                    if ks and all(k in stop_gpu for k in ks) else None)
+        if gpu_ns != want_gpu and not (want_gpu is None and gpu_ns == 0):
             fail(f"sqlite: collective {cid:#x} GPU time {gpu_ns}, want {want_gpu}")
         mine = [w for w in ev.values() if w["type"] == "np_net_ib" and
                 int(ev[int(ev[int(w["parent"], 16)]["parent"], 16)]["parent"],
                     16) == cid]
-        if wrs != len(mine) or wr_bytes != sum(w["fields"]["length"]
-                                               for w in mine):
+        if wrs != len(mine) or (wr_bytes or 0) != sum(w["fields"]["length"]
+                                                      for w in mine):
             fail(f"sqlite: collective {cid:#x}: {wrs} WRs {wr_bytes} bytes, "
                  f"want {len(mine)}")
         if slow is None or dur is None or slow <= 0:
@@ -175,12 +188,20 @@ def check(truth, recs, lost, args, where):
     stops = collections.Counter()
     skips = collections.Counter()
     comms = {}
+    olds = {}
     for r in np_recs:
         t = r["type"]
         if t in ("np_comm_init", "np_comm_fini"):
             comms[(t, num(r["comm_id"]))] = r
+        elif t == "np_coll_old":
+            i = num(r["id"])
+            if i in olds:
+                fail(f"{where}: np_coll_old {i:#x} twice")
+            olds[i] = r
         elif t == "np_state":
-            states[(num(r["id"]), r["state_id"], r["arg"])] += 1
+            # steps: shown only where non-zero (v1..v3 ProxyOp states)
+            states[(num(r["id"]), r["state_id"], r["arg"],
+                    r.get("steps", 0))] += 1
         elif t == "np_stop":
             stops[num(r["id"])] += 1
         elif t == "np_skip":
@@ -194,11 +215,38 @@ def check(truth, recs, lost, args, where):
     want_states = collections.Counter()
     want_stops = collections.Counter()
     want_skips = collections.Counter()
+    want_olds = set()
     checked = 0
     for t in truth:
         op = t["op"]
         made += 1
-        if op == "start":
+        if op == "more":
+            # a v1/v2 Coll's extra fields: its ids, exactly the fields
+            # its version has
+            want_id = int(t["id"], 16)
+            want_olds.add(want_id)
+            r = olds.get(want_id)
+            if r is None:
+                continue  # lost: counted below
+            for k in ("parent", "comm_id"):
+                if num(r[k]) != int(t[k], 16):
+                    fail(f"{where}: np_coll_old {want_id:#x} {k} "
+                         f"{r[k]} != {t[k]}")
+            if r["rank"] != t["rank"] or r.get("event") != "Coll":
+                fail(f"{where}: np_coll_old {want_id:#x}: rank {r['rank']} "
+                     f"event {r.get('event')}")
+            extra = {"op", "traffic_bytes", "is_collnet", "is_nvls"}
+            for k in extra:
+                if (k in r) != (k in t["fields"]):
+                    fail(f"{where}: np_coll_old {want_id:#x}: field {k} "
+                         f"{'shown' if k in r else 'missing'}")
+                if k in r and num(r[k]) != num(t["fields"][k]):
+                    fail(f"{where}: np_coll_old {want_id:#x} {k}={r[k]!r}, "
+                         f"want {t['fields'][k]!r}")
+            if "tid" in r and r["tid"] != t["tid"]:
+                fail(f"{where}: np_coll_old tid {r['tid']} != {t['tid']}")
+            checked += 1
+        elif op == "start":
             want_id = int(t["id"], 16)
             r = starts.get(want_id)
             if r is None:
@@ -221,7 +269,8 @@ def check(truth, recs, lost, args, where):
                 fail(f"{where}: {t['type']} tid {r['tid']} != {t['tid']}")
             checked += 1
         elif op == "state":
-            want_states[(int(t["id"], 16), t["state_id"], t["arg"])] += 1
+            want_states[(int(t["id"], 16), t["state_id"], t["arg"],
+                         t.get("steps", 0))] += 1
         elif op == "stop":
             want_stops[int(t["id"], 16)] += 1
         elif op == "skip":
@@ -235,7 +284,14 @@ def check(truth, recs, lost, args, where):
                     fail(f"{where}: comm_init {k}={r[k]!r}, want {v!r}")
             checked += 1
     got = len(np_recs)
-    # every record shown is one the driver made, and none twice
+    # every record shown is one the driver made, and none twice; an
+    # np_coll_old only for a v1/v2 Coll (never in v3..v5) and with it
+    for i in olds:
+        if i not in want_olds:
+            fail(f"{where}: np_coll_old {i:#x} the driver did not make")
+        if i not in starts or starts[i]["type"] != "np_coll":
+            if args.complete:
+                fail(f"{where}: np_coll_old {i:#x} without its Coll")
     for key, n in states.items():
         if n > want_states[key]:
             fail(f"{where}: state {key} shown {n}, made {want_states[key]}")
@@ -253,6 +309,9 @@ def check(truth, recs, lost, args, where):
         if stops != want_stops:
             fail(f"{where}: stops differ: missing "
                  f"{list((want_stops - stops).items())[:3]}")
+        if set(olds) != want_olds:
+            fail(f"{where}: np_coll_old for {len(olds)} collectives, "
+                 f"want {len(want_olds)}")
         if got != made:
             fail(f"{where}: {got} records, the driver made {made}")
         # the tree: every parent the driver passed is an event shown

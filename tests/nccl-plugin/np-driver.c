@@ -6,8 +6,9 @@
  * up ncclProfiler_v5 (--abi N: ncclProfiler_vN, 1..5; --v4 is --abi 4) and
  * replays NCCL's calls, with that version's descriptors, state arguments
  * and events (v1..v3 as NCCL 2.23..2.26 make them: no KernelCh or net
- * events before v3, no GPU timer in v3, ProxyOp states with transSize,
- * commHash in Coll and P2p, v1's enum values for names):
+ * events before v3, no GPU timer in v3, ProxyOp states with transSize and
+ * steps, commHash in Coll and P2p, v1's enum values for names, v1's op,
+ * trafficBytes, isCollnet, isNvls and v2's trafficBytes in Coll):
  * init per communicator, then per communicator an application thread
  * (GroupApi, CollApi, Group, KernelLaunch, Coll, P2pApi, P2p, KernelCh
  * with GPU timer stamps) and a proxy thread (ProxyCtrl, ProxyOp with
@@ -127,6 +128,16 @@ static uint8_t v1_enum(const char *name)
 	return 0;
 }
 
+/* v1's and v2's Coll fields that v5 lacks, from the v5 descriptor: known,
+ * distinct values (op: every ncclRedOp_t in turn and a PreMulSum handle,
+ * as nccl.h numbers them; the driver's own names, to check the plugin's). */
+static const char *const ops_v1[] = { "ncclSum", "ncclProd", "ncclMax",
+				      "ncclMin", "ncclAvg", "PreMulSum" };
+#define OLD_OP(d)	((uint32_t)((d)->coll.seqNumber % 6))
+#define OLD_TRAFFIC(d)	((d)->coll.count * 2 + 3)
+#define OLD_COLLNET(d)	((int)((d)->coll.seqNumber % 2))
+#define OLD_NVLS(d)	((int)((d)->coll.seqNumber % 3 == 1))
+
 /* v1..v3: the v5 descriptor as that version has it; NULL: no such event. */
 #define OLD_COMMON(o, d, c, FN, DT, AL, PR) do {			\
 	(o).type = (uint8_t)(d)->type;					\
@@ -182,8 +193,8 @@ static ncclResult_t start_old(struct comm *c, void **h,
 
 		memset(&o, 0, sizeof(o));
 		OLD_COMMON(o, d, c, AS_IS, AS_IS, AS_IS, AS_IS);
-		o.coll.trafficBytes = d->type == ncclProfileColl ?
-				      d->coll.count * 2 : 0;
+		if (d->type == ncclProfileColl)
+			o.coll.trafficBytes = OLD_TRAFFIC(d);
 		return p2->startEvent(c->ctx, h, &o);
 	}
 	default: {
@@ -192,8 +203,10 @@ static ncclResult_t start_old(struct comm *c, void **h,
 		memset(&o, 0, sizeof(o));
 		OLD_COMMON(o, d, c, v1_enum, v1_enum, v1_enum, v1_enum);
 		if (d->type == ncclProfileColl) {
-			o.coll.op = 0;		/* ncclSum */
-			o.coll.isNvls = 1;	/* dropped: no field */
+			o.coll.op = OLD_OP(d);
+			o.coll.trafficBytes = OLD_TRAFFIC(d);
+			o.coll.isCollnet = OLD_COLLNET(d);
+			o.coll.isNvls = OLD_NVLS(d);
 		}
 		return p1->startEvent(c->ctx, h, &o);
 	}
@@ -270,6 +283,21 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 	  "\"parent\":\"0x%llx\",\"comm_id\":\"0x%llx\",\"rank\":%d,"
 	  "\"fields\":{%s}", type, H(h), H(d->parentObj),
 	  (unsigned long long)comm_id, d->rank, fields);
+	/* v1, v2: the Coll's np_coll_old record, its fields as the version
+	 * has them (v2: trafficBytes only) */
+	if (d->type == ncclProfileColl && abi <= 2) {
+		char ob[128] = "";
+
+		if (abi == 1)
+			snprintf(ob, sizeof(ob), "\"op\":\"%s\",\"is_collnet\":%d,"
+				 "\"is_nvls\":%d,", ops_v1[OLD_OP(d)],
+				 OLD_COLLNET(d), OLD_NVLS(d));
+		T(f, "\"op\":\"more\",\"type\":\"np_coll_old\",\"id\":"
+		  "\"0x%llx\",\"parent\":\"0x%llx\",\"comm_id\":\"0x%llx\","
+		  "\"rank\":%d,\"fields\":{%s\"traffic_bytes\":%zu}", H(h),
+		  H(d->parentObj), (unsigned long long)comm_id, d->rank, ob,
+		  OLD_TRAFFIC(d));
+	}
 	return h;
 }
 
@@ -280,8 +308,10 @@ static void stop(FILE *f, void *h)
 	T(f, "\"op\":\"stop\",\"id\":\"0x%llx\"", H(h));
 }
 
-/* @a: this version's ncclProfilerEventStateArgs (v1..v3: _v3_t), or NULL */
-static void state(FILE *f, void *h, int st, void *a, unsigned long long arg)
+/* @a: this version's ncclProfilerEventStateArgs (v1..v3: _v3_t), or NULL;
+ * @arg, @steps: what the plugin must record of it. */
+static void state_steps(FILE *f, void *h, int st, void *a,
+			unsigned long long arg, int steps)
 {
 	ncclResult_t r = abi == 5 ? p5->recordEventState(h, st, a) :
 			 abi == 4 ? p4->recordEventState(h, st, a) :
@@ -291,8 +321,13 @@ static void state(FILE *f, void *h, int st, void *a, unsigned long long arg)
 
 	if (r != ncclSuccess)
 		die("recordEventState failed");
-	T(f, "\"op\":\"state\",\"id\":\"0x%llx\",\"state_id\":%d,\"arg\":%llu",
-	  H(h), st, arg);
+	T(f, "\"op\":\"state\",\"id\":\"0x%llx\",\"state_id\":%d,\"arg\":%llu,"
+	  "\"steps\":%d", H(h), st, arg, steps);
+}
+
+static void state(FILE *f, void *h, int st, void *a, unsigned long long arg)
+{
+	state_steps(f, h, st, a, arg, 0);
 }
 
 #define D(t, par) ncclProfilerEventDescr_v5_t d; memset(&d, 0, sizeof(d)); \
@@ -507,11 +542,13 @@ static void *proxy_thread(void *arg)
 				state(f, op, ncclProfilerProxyOpInProgress_v4,
 				      NULL, 0);
 			} else {
-				/* v1..v3: SendPosted / RecvPosted (0 / 4) */
+				/* v1..v3: SendPosted / RecvPosted (0 / 4),
+				 * with steps (distinct per channel) */
 				a3.proxyOp.transSize = (size_t)chunk * 3;
-				a3.proxyOp.steps = nsteps;
-				state(f, op, ch % 2 == 0 ? 0 : 4, &a3,
-				      (unsigned long long)chunk * 3);
+				a3.proxyOp.steps = nsteps + 10 * ch + 1;
+				state_steps(f, op, ch % 2 == 0 ? 0 : 4, &a3,
+					    (unsigned long long)chunk * 3,
+					    nsteps + 10 * ch + 1);
 			}
 			for (int s = 0; s < nsteps; s++) {
 				ncclProfilerNetIbDescr_v1_t ib;
@@ -555,6 +592,15 @@ static void *proxy_thread(void *arg)
 				if (net)
 					stop(f, net);
 				stop(f, st);
+			}
+			if (abi <= 3) {
+				/* SendDone / RecvDone (3 / 7): all steps */
+				a3.proxyOp.transSize = (size_t)chunk * (size_t)nsteps;
+				a3.proxyOp.steps = nsteps + 100 * ch;
+				state_steps(f, op, ch % 2 == 0 ? 3 : 7, &a3,
+					    (unsigned long long)chunk *
+					    (unsigned long long)nsteps,
+					    nsteps + 100 * ch);
 			}
 			stop(f, op);
 		}
