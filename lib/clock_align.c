@@ -215,7 +215,7 @@ static void add_entry(struct rdt_xpairs *p, uint64_t key, uint64_t ts,
 	}
 	if (p->n == p->cap) {
 		thin(p);
-		if (!sampled(p, h))
+		if (p->n == p->cap || !sampled(p, h))
 			return;
 		b = h & (p->nbucket - 1);
 	}
