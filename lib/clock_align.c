@@ -518,7 +518,7 @@ static double width(const struct bound *b, size_t n, uint64_t tc, double beta,
 	double lo = -1e300, up = 1e300;
 
 	for (size_t i = 0; i < n; i++) {
-		double v = (double)b[i].v - beta * ((double)b[i].t - (double)tc);
+		double v = (double)b[i].v - beta * (double)(int64_t)(b[i].t - tc);
 
 		if (b[i].upper) {
 			if (v < up)
@@ -560,7 +560,7 @@ static void fit_line(const struct bound *b, size_t n, struct fit *f)
 
 static int64_t fit_at(const struct fit *f, uint64_t t)
 {
-	return f->alpha + (int64_t)(f->beta * ((double)t - (double)f->tc));
+	return f->alpha + (int64_t)(f->beta * (double)(int64_t)(t - f->tc));
 }
 
 static void crossed(struct rdt_clock *c, const char *nlo, const char *nhi,
