@@ -842,6 +842,7 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 	rdt_ob_free(o);
 	rdt_wrmatch_free(p->m);
 	free(p->np);
+	free(p->gpu);
 	free(p->seen);
 	free(p->comms);
 	free(p);
