@@ -585,6 +585,9 @@ static uint64_t comm_id_of(struct np_comm *c, uint64_t hash)
 	return hash;
 }
 
+_Static_assert(sizeof(struct rdt_ev_np_coll_old) <= RDT_NP_SLOT &&
+	       sizeof(struct rdt_ev_np_coll_old) % 8 == 0, "np_coll_old size");
+
 /* A v1, v2 Coll's np_coll_old, after its Coll record: its ids; a full
  * ring drops and counts it like any record. */
 static void coll_old(uint64_t id, uint64_t comm_id,

@@ -119,7 +119,7 @@ def check_joins(truth, db):
             fail(f"sqlite: GPU clock from {pairs} pairs, want {2 * want}")
     # v1, v2: a Coll's fields v5 lacks (np_coll_old), NULL where none
     more = {int(t["id"], 16): t["fields"] for t in truth if t["op"] == "more"}
-    extra = ("op", "traffic_bytes", "is_collnet", "is_nvls")
+    extra = OLD_FIELDS
     rows = db.execute(
         "SELECT ev_id, func, seq, count, gpu_ns, wrs, wr_bytes, "
         "slowest_step_ns, duration_ns, " + ", ".join(extra) +
@@ -178,6 +178,31 @@ def check_joins(truth, db):
         fail(f"SCHEMA.md np_tree: {got} events, the driver made {n}")
 
 
+OLD_FIELDS = ("op", "traffic_bytes", "is_collnet", "is_nvls")
+
+
+def same_event(where, t, r, exact=()):
+    """r shows what truth line t made: its ids, every field the driver
+    passed, its thread; each key of exact is shown iff t has it."""
+    what = f"{t['type']} {t['id']}"
+    for k in ("parent", "comm_id"):
+        if num(r[k]) != int(t[k], 16):
+            fail(f"{where}: {what} {k} {r[k]} != {t[k]}")
+    if r["rank"] != t["rank"]:
+        fail(f"{where}: {what} rank {r['rank']} != {t['rank']}")
+    for k in exact:
+        if (k in r) != (k in t["fields"]):
+            fail(f"{where}: {what}: field {k} "
+                 f"{'shown' if k in r else 'missing'}")
+    for k, v in t["fields"].items():
+        if k not in r:
+            fail(f"{where}: {what} has no field {k}")
+        if num(r[k]) != num(v):
+            fail(f"{where}: {what} {k}={r[k]!r}, want {v!r}")
+    if "tid" in r and r["tid"] != t["tid"]:
+        fail(f"{where}: {what} tid {r['tid']} != {t['tid']}")
+
+
 def check(truth, recs, lost, args, where):
     np_recs = [r for r in recs if str(r.get("type", "")).startswith("np_")]
     if not np_recs:
@@ -223,50 +248,21 @@ def check(truth, recs, lost, args, where):
         if op == "more":
             # a v1/v2 Coll's extra fields: its ids, exactly the fields
             # its version has
-            want_id = int(t["id"], 16)
-            want_olds.add(want_id)
-            r = olds.get(want_id)
+            want_olds.add(int(t["id"], 16))
+            r = olds.get(int(t["id"], 16))
             if r is None:
                 continue  # lost: counted below
-            for k in ("parent", "comm_id"):
-                if num(r[k]) != int(t[k], 16):
-                    fail(f"{where}: np_coll_old {want_id:#x} {k} "
-                         f"{r[k]} != {t[k]}")
-            if r["rank"] != t["rank"] or r.get("event") != "Coll":
-                fail(f"{where}: np_coll_old {want_id:#x}: rank {r['rank']} "
-                     f"event {r.get('event')}")
-            extra = {"op", "traffic_bytes", "is_collnet", "is_nvls"}
-            for k in extra:
-                if (k in r) != (k in t["fields"]):
-                    fail(f"{where}: np_coll_old {want_id:#x}: field {k} "
-                         f"{'shown' if k in r else 'missing'}")
-                if k in r and num(r[k]) != num(t["fields"][k]):
-                    fail(f"{where}: np_coll_old {want_id:#x} {k}={r[k]!r}, "
-                         f"want {t['fields'][k]!r}")
-            if "tid" in r and r["tid"] != t["tid"]:
-                fail(f"{where}: np_coll_old tid {r['tid']} != {t['tid']}")
+            if r.get("event") != "Coll":
+                fail(f"{where}: np_coll_old {t['id']}: event {r.get('event')}")
+            same_event(where, t, r, OLD_FIELDS)
             checked += 1
         elif op == "start":
-            want_id = int(t["id"], 16)
-            r = starts.get(want_id)
+            r = starts.get(int(t["id"], 16))
             if r is None:
                 continue  # lost: counted below
             if r["type"] != t["type"]:
-                fail(f"{where}: {want_id:#x} is {r['type']}, want {t['type']}")
-            for k in ("parent", "comm_id"):
-                if num(r[k]) != int(t[k], 16):
-                    fail(f"{where}: {t['type']} {want_id:#x} {k} "
-                         f"{r[k]} != {t[k]}")
-            if r["rank"] != t["rank"]:
-                fail(f"{where}: {t['type']} rank {r['rank']} != {t['rank']}")
-            for k, v in t["fields"].items():
-                if k not in r:
-                    fail(f"{where}: {t['type']} has no field {k}")
-                if num(r[k]) != num(v):
-                    fail(f"{where}: {t['type']} {want_id:#x} {k}={r[k]!r}, "
-                         f"want {v!r}")
-            if "tid" in r and r["tid"] != t["tid"]:
-                fail(f"{where}: {t['type']} tid {r['tid']} != {t['tid']}")
+                fail(f"{where}: {t['id']} is {r['type']}, want {t['type']}")
+            same_event(where, t, r)
             checked += 1
         elif op == "state":
             want_states[(int(t["id"], 16), t["state_id"], t["arg"],
