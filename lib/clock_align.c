@@ -7,13 +7,15 @@
  * it was received after it was sent.  With theta = clock(B) - clock(A)
  * (after each file header's realtime offset), an A->B message gives
  * theta <= t_recv(B) - t_send(A) and a B->A message
- * theta >= t_send(B) - t_recv(A).  The middle of [max lower, min upper] is
- * the estimate, half its width the error.
+ * theta >= t_send(B) - t_recv(A).  For a constant offset the middle of
+ * [max lower, min upper] is the estimate, half its width the error; with
+ * drift, see below.
  *
  * Pairing: a host's addresses are the saddrs of its XMIT records; an XMIT
  * on A whose daddr is B's (B != A), of an RC opcode (BTH opcode < 0x20),
  * pairs with the RCV on B of the same (destination QPN, PSN, opcode) within
- * RDT_CLK_HORIZON_NS of it (PSNs wrap at 2^24, QPNs are reused).  Of the
+ * RDT_CLK_HORIZON_NS of it (PSNs wrap at 2^24, QPNs are reused), on the
+ * device of B that sends from that address (QPNs are per device).  Of the
  * records of one key on one host, the earliest counts: a retransmit or a
  * duplicate is later than the first, so the bound stays valid.
  *
@@ -31,7 +33,6 @@
  * through host pairs with bounds in both directions, breadth first.  A host
  * that no such path reaches keeps its header offset, and the report says so.
  */
-#define _GNU_SOURCE	/* asprintf */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
