@@ -285,43 +285,33 @@ def main():
     # The ring hosts NCCL's profiler ABI: its own account of each collective
     # (Coll -> ProxyOp -> a ProxyStep per ring step -> a net-IB event per
     # WR), joined here to what BPF saw of the same QPs (rxe_cqe).
-    print("\n== NCCL profiler plugin (hosted by the ring): WRs per send QP "
+    print("\n== NCCL profiler plugin (hosted by the ring): WRs per QP "
           "against rxe completions")
     np_rows = db.execute("SELECT count(*) FROM nccl_plugin_wrs").fetchone()[0]
     if not np_rows:
         print("no plugin records: MISMATCH")
         bad += 1
-    for r in range(n):
-        q = ranks[r]["sq"]
-        nw = db.execute("SELECT count(*) FROM nccl_plugin_wrs WHERE qpn=?", (q,)).fetchone()[0]
-        nc = db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
-                        "AND opcode='RDMA_WRITE'", (q,)).fetchone()[0]
-        # each plugin WR to the rxe CQE of the same QP and wr_id between its
-        # post and the moment the ring polled it
-        nj = db.execute(
-            "SELECT count(*) FROM nccl_plugin_wrs w WHERE w.qpn=? AND EXISTS "
-            "(SELECT 1 FROM completions c WHERE c.via='rxe' AND c.qpn=w.qpn "
-            "AND c.wr_id=w.wr_id AND c.ts_ns BETWEEN w.post_ns AND w.done_ns)",
-            (q,)).fetchone()[0]
-        ok = nw == nc == nj and nw > 0
-        bad += not ok
-        print(f"rank {r} send QP {q}: plugin WRs {nw}, rxe CQEs {nc}, joined by "
-              f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
-    for r in range(n):
-        # receive WRs (ncclIbIrecv's account) to the rxe receive CQEs of
-        # the same QP and wr_id, completed between post and done
-        q = ranks[r]["rq"]
-        nw = db.execute("SELECT count(*) FROM nccl_plugin_wrs WHERE qpn=?", (q,)).fetchone()[0]
-        nc = db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
-                        "AND opcode='RECV_RDMA_WITH_IMM'", (q,)).fetchone()[0]
-        nj = db.execute(
-            "SELECT count(*) FROM nccl_plugin_wrs w WHERE w.qpn=? AND EXISTS "
-            "(SELECT 1 FROM completions c WHERE c.via='rxe' AND c.qpn=w.qpn "
-            "AND c.wr_id=w.wr_id AND c.ts_ns <= w.done_ns)", (q,)).fetchone()[0]
-        ok = nw == nj and nw > 0 and nc >= nw
-        bad += not ok
-        print(f"rank {r} recv QP {q}: plugin receive WRs {nw}, rxe CQEs {nc}, joined by "
-              f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
+    # Each plugin WR to the rxe CQE of the same QP and wr_id: a send's
+    # between its post and the moment the ring polled it; a receive's
+    # (ncclIbIrecv's account, told when its collective begins, maybe after
+    # an early arrival) before it was polled.
+    sides = (("sq", "send", "RDMA_WRITE", "c.ts_ns BETWEEN w.post_ns AND w.done_ns"),
+             ("rq", "recv", "RECV_RDMA_WITH_IMM", "c.ts_ns <= w.done_ns"))
+    for key, side, opcode, when in sides:
+        for r in range(n):
+            q = ranks[r][key]
+            nw = db.execute("SELECT count(*) FROM nccl_plugin_wrs WHERE qpn=?",
+                            (q,)).fetchone()[0]
+            nc = db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
+                            "AND opcode=?", (q, opcode)).fetchone()[0]
+            nj = db.execute(
+                "SELECT count(*) FROM nccl_plugin_wrs w WHERE w.qpn=? AND EXISTS "
+                "(SELECT 1 FROM completions c WHERE c.via='rxe' AND c.qpn=w.qpn "
+                f"AND c.wr_id=w.wr_id AND {when})", (q,)).fetchone()[0]
+            ok = nw == nc == nj and nw > 0
+            bad += not ok
+            print(f"rank {r} {side} QP {q}: plugin WRs {nw}, rxe CQEs {nc}, joined by "
+                  f"(qpn, wr_id, time) {nj}{'' if ok else '  MISMATCH'}")
     row = db.execute(
         "SELECT host, pid, ev_id, func, seq, count, duration_ns, wrs, wr_bytes, "
         "slowest_step_ns FROM nccl_plugin_colls ORDER BY wr_bytes DESC, start_ns "
