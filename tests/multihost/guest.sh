@@ -51,7 +51,8 @@ done
 . /run/rdt-wire.env
 [ "$WIRE_IP" = "$me" ] || die "wire address $WIRE_IP, want $me"
 mkdir -p "$OUT" || die "cannot make $OUT"
-rm -f "$OUT/$ROLE".*
+# (not ROLE.console: the host writes it)
+rm -f "$OUT/$ROLE.rdt" "$OUT/$ROLE.dump.err" "$OUT/$ROLE.ring.txt" "$OUT/$ROLE.env"
 [ "$ROLE" = A ] || rm -f "$OUT/clock-"*.txt "$OUT/skew.txt"
 hostname "rdt-host-$ROLE"
 
