@@ -20,8 +20,8 @@
  *                                       (clock_adjtime ADJ_SETOFFSET: exact)
  *
  * measure prints one line:
- *   real_lo=NS real_hi=NS mono_lo=NS mono_hi=NS rounds=N rtt_min=NS
- * B - A lies in [lo, hi] for each clock.  Exit 1 on a timeout or an empty
+ *   real_lo=NS real_hi=NS mono_lo=NS mono_hi=NS rounds=N rtt_min=NS at_mono=NS
+ * B - A lies in [lo, hi] for each clock (at_mono: B's CLOCK_MONOTONIC then).  Exit 1 on a timeout or an empty
  * intersection.  RDT_CLOCKPAIR_SHM=FILE maps FILE instead (a test on one
  * host: the offsets are then 0 within the bounds).
  */
@@ -224,7 +224,8 @@ static int measure(uint64_t session, int rounds)
 	}
 	store(&pg->req.seq, DONE(session));
 	printf("real_lo=%" PRId64 " real_hi=%" PRId64 " mono_lo=%" PRId64 " mono_hi=%" PRId64
-	       " rounds=%d rtt_min=%" PRId64 "\n", rlo, rhi, mlo, mhi, rounds, rtt_min);
+	       " rounds=%d rtt_min=%" PRId64 " at_mono=%" PRId64 "\n", rlo, rhi, mlo, mhi, rounds,
+	       rtt_min, now(CLOCK_MONOTONIC));
 	if (rlo > rhi || mlo > mhi) {
 		fprintf(stderr, "rdt-clockpair: the bounds do not intersect (a clock stepped?)\n");
 		return 1;

@@ -110,6 +110,23 @@ if m:
           "the truth [%+.3f, %+.3f] us lies within the estimate's interval [%+.3f, %+.3f] us" % (
               lo / 1e3, hi / 1e3, (x - y) / 1e3, (x + y) / 1e3))
     check(y < 1e6, "the estimate's error %.3f us is below 1 ms" % (y / 1e3))
+    # The offset function at its ends (a drift line): shown against the
+    # truth, not checked (the clocks of two guests of one host do not
+    # drift: the truth after the run is that before it).
+    d = re.search(r"clock drift \S+ - \S+: (-?[\d.]+) ppm.*?\((-?[\d.]+) us at the first message "
+                  r"pair, (-?[\d.]+) us at the last", err)
+    if d:
+        f0, f1 = float(d.group(2)) * 1e3, float(d.group(3)) * 1e3
+        moved = (post["real_lo"] + post["real_hi"] - pre["real_lo"] - pre["real_hi"]) / 2
+        if "at_mono" in pre and post["at_mono"] > pre["at_mono"]:
+            tdrift = "%+.4f ppm" % (moved / (post["at_mono"] - pre["at_mono"]) * 1e6)
+        else:
+            tdrift = "%+.3f us from before to after the run" % (moved / 1e3)
+        print("  note: drift fitted %s ppm (truth: %s); offset at the first pair %+.3f us off"
+              " the truth, at the last %+.3f us%s" % (
+                  d.group(1), tdrift, (f0 - truth) / 1e3, (f1 - truth) / 1e3,
+                  "" if max(abs(f0 - truth), abs(f1 - truth)) <= y else
+                  " (beyond the reported ± %.3f us)" % (y / 1e3)))
 v = re.search(r"cross-host messages: (\d+) matched, (\d+) received before sent", stats)
 check(v is not None and int(v.group(1)) > 0 and v.group(2) == "0",
       "aligned: %s cross-host messages matched, %s received before sent (want 0)" % (
@@ -203,8 +220,153 @@ def time_split():
             minus(act["A"], wire, lo, hi) / 1e3, minus(act["B"], wire, lo, hi) / 1e3))
 
 
+# BTH opcodes of RC RDMA WRITE packets: a message is FIRST MIDDLE* LAST, or ONLY.
+W_FIRST, W_MIDDLE, W_LAST, W_LAST_IMM, W_ONLY, W_ONLY_IMM = 6, 7, 8, 9, 10, 11
+
+
+def critical_path():
+    """Per collective, its slowest chunk's path through the ring, split.
+
+    At step s rank r sends chunk k to r+1 as soon as chunk k of step s-1
+    arrived from r-1 (tools/rdma-ring-allreduce/README.md): a chain of
+    2(n-1) hops per (first rank, chunk).  A hop: on the sender's host from
+    the chunk's arrival (its receive CQE; the collective's begin at step 0)
+    to the message's first packet out (rxe_xmit), then on the wire (or rxe
+    loopback, the host's) to its last packet in (rxe_rcv), then on the
+    receiver's host to its receive CQE.  Messages are told apart by order:
+    the i-th send CQE of a send QP (wr_id = step << 32 | chunk) is the i-th
+    WRITE message in PSN order and the i-th receive CQE on the peer's
+    receive QP (RC keeps order)."""
+    ring = open(os.path.join(out, "A.ring.txt")).read()
+    rx = re.compile(r"^# rank (\d+) pid \d+ send QP (0x[0-9a-f]+) -> rank \d+, "
+                    r"recv QP (0x[0-9a-f]+) <- rank \d+", re.M)
+    ranks = {int(r): (int(sq, 16), int(rq, 16)) for r, sq, rq in rx.findall(ring)}
+    n = len(ranks)
+    nl = n // 2
+    if n < 2 or sorted(ranks) != list(range(n)):
+        print("  (no rank summaries in A.ring.txt: no critical path)")
+        return
+    host_of = {r: "A" if r < nl else "B" for r in ranks}
+    rc, txt, err = run("-i", A, "-i", B, "-F", "json", "--type",
+                       "rxe_xmit,rxe_rcv,rxe_cqe,coll_mark")
+    if rc:
+        print("  (rdmatrace-dump -F json failed: %s)" % err.strip()[:200])
+        return
+    ev = [json.loads(l) for l in txt.splitlines() if l.startswith("{")]
+    role = {}
+    for e in ev:
+        if e["type"] == "rxe_xmit":
+            role.setdefault(e["host"], {IP["A"]: "A", IP["B"]: "B"}.get(e.get("saddr")))
+    coll = {}	# (rank, seq) -> [begin, end, bytes]
+    scqe, rcqe, xm, rv = {}, {}, {}, {}
+    for e in ev:
+        if "ts_ns" not in e or not isinstance(e.get("host"), int):
+            continue	# a file's header line, a summary
+        h, t = role.get(e["host"]), e["ts_ns"]
+        if e["type"] == "coll_mark":
+            c = coll.setdefault((e["rank"], e["seq"]), [None, None, e["bytes"]])
+            c[0 if e["phase"] == "begin" else 1] = t
+        elif e["type"] == "rxe_cqe" and e.get("status") == "SUCCESS":
+            if e.get("opcode") == "RDMA_WRITE":
+                scqe.setdefault((h, e["qpn"]), []).append((t, int(e["wr_id"], 16)))
+            elif e.get("opcode") == "RECV_RDMA_WITH_IMM":
+                rcqe.setdefault((h, e["qpn"]), []).append(t)
+        elif e["type"] == "rxe_xmit" and W_FIRST <= e["bth_opcode"] <= W_ONLY_IMM:
+            d = xm.setdefault((h, e["src_qpn"]), {})
+            if e["psn"] not in d:
+                d[e["psn"]] = (t, e["bth_opcode"])
+        elif e["type"] == "rxe_rcv" and W_FIRST <= e["bth_opcode"] <= W_ONLY_IMM:
+            rv.setdefault((h, e["qpn"]), {}).setdefault(e["psn"], t)
+    # Per rank: its messages in order, each (xmit first, rcv last, recv CQE, step, chunk, t_send_cqe).
+    msgs = {}
+    for r, (sq, _) in ranks.items():
+        nxt = (r + 1) % n
+        rq = ranks[nxt][1]
+        hs, hr = host_of[r], host_of[nxt]
+        pk = sorted(xm.get((hs, sq), {}).items(), key=lambda kv: kv[1][0])
+        groups, cur = [], None
+        for psn, (t, op) in pk:
+            if op in (W_FIRST, W_ONLY, W_ONLY_IMM):
+                cur = [psn, psn, t]
+            elif cur is not None:
+                cur[1] = psn
+            if cur is not None and op in (W_LAST, W_LAST_IMM, W_ONLY, W_ONLY_IMM):
+                groups.append(cur)
+                cur = None
+        sends = sorted(scqe.get((hs, sq), []))
+        recvs = sorted(rcqe.get((hr, rq), []))
+        rpk = rv.get((hr, rq), {})
+        m = min(len(groups), len(sends), len(recvs))
+        if not (len(groups) == len(sends) == len(recvs)):
+            print("  rank %d -> %d: %d messages out, %d send CQEs, %d receive CQEs: using the first %d" % (
+                r, nxt, len(groups), len(sends), len(recvs), m))
+        msgs[r] = [(groups[i][2], rpk.get(groups[i][1]), recvs[i], sends[i][1] >> 32,
+                    sends[i][1] & 0xffffffff, sends[i][0]) for i in range(m)]
+    print("  per collective, its slowest chunk's path (us): on A, on the wire, on B (they add up"
+          " to the span); of those, 'head' (in the host of the path's first rank) waits for it to"
+          " begin, 'tail' (in the host of the last rank to end) from the path's end")
+    print("  %4s %9s %10s  %-16s %10s %10s %10s %10s %10s" % (
+        "seq", "bytes", "span", "path", "on A", "wire", "on B", "head", "tail"))
+    seqs = sorted({s_ for (_, s_) in coll})
+    tot = {"A": 0, "B": 0, "wire": 0}
+    for seq in seqs:
+        c = {r: coll.get((r, seq)) for r in ranks}
+        if any(v is None or None in v[:2] for v in c.values()):
+            continue
+        lo = min(v[0] for v in c.values())
+        hi = max(v[1] for v in c.values())
+        # Index each rank's messages of this collective by (step, chunk).
+        by = {}
+        for r in ranks:
+            b, e_, _ = c[r]
+            for mm in msgs[r]:
+                if b <= mm[5] <= e_:
+                    by[(r, mm[3], mm[4])] = mm
+        K = 1 + max((k for (_, _, k) in by), default=-1)
+        best = None
+        for r0 in ranks:
+            for k in range(K):
+                hops, ok = [], True
+                for st in range(2 * (n - 1)):
+                    r = (r0 + st) % n
+                    mm = by.get((r, st, k))
+                    if mm is None or mm[1] is None:
+                        ok = False
+                        break
+                    hops.append((r, mm))
+                if ok and (best is None or hops[-1][1][2] > best[1][-1][1][2]):
+                    best = (r0, hops)
+        if best is None:
+            print("  %4d: no complete chunk path (records missing)" % seq)
+            continue
+        r0, hops = best
+        split_ = {"A": 0, "B": 0, "wire": 0}
+        split_[host_of[r0]] += c[r0][0] - lo	# head
+        ready = c[r0][0]
+        for r, (tx, trcv, tcqe, st, k, _) in hops:
+            nxt = (r + 1) % n
+            split_[host_of[r]] += tx - ready
+            split_["wire" if host_of[r] != host_of[nxt] else host_of[r]] += trcv - tx
+            split_[host_of[nxt]] += tcqe - trcv
+            ready = tcqe
+        last = max(ranks, key=lambda r: c[r][1])
+        split_[host_of[last]] += hi - ready	# tail
+        for key_ in tot:
+            tot[key_] += split_[key_]
+        print("  %4d %9d %10.1f  %-16s %10.1f %10.1f %10.1f %8.1f %s %8.1f %s" % (
+            seq, c[0][2], (hi - lo) / 1e3, "rank %d chunk %d" % (r0, hops[0][1][4]),
+            split_["A"] / 1e3, split_["wire"] / 1e3, split_["B"] / 1e3,
+            (c[r0][0] - lo) / 1e3, host_of[r0], (hi - ready) / 1e3, host_of[last]))
+    s_ = sum(tot.values())
+    if s_:
+        print("  all collectives: on A %.1f%%, on the wire %.1f%%, on B %.1f%%" % (
+            100 * tot["A"] / s_, 100 * tot["wire"] / s_, 100 * tot["B"] / s_))
+
+
 if split:
     print("== time split per collective (aligned timeline)")
     time_split()
+    print("== critical path per collective (aligned timeline)")
+    critical_path()
 print("RESULT: %s" % ("ok" if not failures else "FAIL: " + "; ".join(failures)))
 sys.exit(1 if failures else 0)
