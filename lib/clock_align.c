@@ -24,8 +24,9 @@
  * evicted.  Both sides of a message have the same key, so the pairs of the
  * keys kept survive whole.
  *
- * Drift: the offset is a line through the bounds (the slope that leaves the
- * widest interval, fit_line()), one over the whole trace where one fits
+ * Drift: a constant where one fits every bound (fit_const()), else a line
+ * through the bounds (the slope that leaves the widest interval,
+ * fit_line()), one over the whole trace where one fits
  * every bound, else one per window of RDT_CLK_WINDOW_NS of host B's clock,
  * joined linearly (constant before the first pair and after the last).
  *
@@ -559,6 +560,26 @@ static void fit_line(const struct bound *b, size_t n, struct fit *f)
 	f->alpha = (int64_t)mid;
 }
 
+/*
+ * The same bounds with no slope: where a constant fits them, it is the
+ * offset taken.  Over seconds of noisy one-way delays (TCG: hundreds of
+ * microseconds) the widest slope is anything the noise allows, up to
+ * 150 ppm where the clocks drift by less than 1, and a wrong slope is
+ * farthest off at the ends of the trace, beyond the interval of its
+ * middle.  A slope is taken only when the bounds need one.
+ */
+static bool fit_const(const struct bound *b, size_t n, struct fit *f)
+{
+	double mid, w = width(b, n, f->tc, 0, &mid);
+
+	if (w < 0)
+		return false;
+	f->beta = 0;
+	f->half = (int64_t)(w / 2);
+	f->alpha = (int64_t)mid;
+	return true;
+}
+
 static int64_t fit_at(const struct fit *f, uint64_t t)
 {
 	return f->alpha + (int64_t)(f->beta * (double)(int64_t)(t - f->tc));
@@ -657,6 +678,9 @@ static bool estimate(struct rdt_clock *c, struct hpair *p, const char *nlo,
 	if (!f->k)
 		return false;
 	if (g.half >= 0) {
+		double slope = g.beta * 1e6;
+		bool flat = fit_const(p->b, p->n, &g);
+
 		f->k[0] = (struct knot){ g.t0, fit_at(&g, g.t0) };
 		f->k[1] = (struct knot){ g.t1, fit_at(&g, g.t1) };
 		f->n = g.t1 > g.t0 ? 2 : 1;
@@ -664,11 +688,17 @@ static bool estimate(struct rdt_clock *c, struct hpair *p, const char *nlo,
 		*err = g.half;
 		say(c, "clock offset %s - %s: %.3f us (± %.3f us, from %zu message "
 		    "pairs)", nhi, nlo, us(*mean), us(*err), p->n);
-		say(c, "clock drift %s - %s: %.3f ppm, one line over the whole "
-		    "trace (%.3f us at the first message pair, %.3f us at the "
-		    "last, %.3f s later)", nhi, nlo, g.beta * 1e6,
-		    us(f->k[0].v), us(fit_at(&g, g.t1)),
-		    (double)(g.t1 - g.t0) / 1e9);
+		if (flat)
+			say(c, "clock drift %s - %s: none taken: a constant "
+			    "offset fits every bound over %.3f s (the widest "
+			    "line's slope, %.3f ppm, is not needed)", nhi, nlo,
+			    (double)(g.t1 - g.t0) / 1e9, slope);
+		else
+			say(c, "clock drift %s - %s: %.3f ppm, one line over "
+			    "the whole trace (%.3f us at the first message "
+			    "pair, %.3f us at the last, %.3f s later)", nhi,
+			    nlo, g.beta * 1e6, us(f->k[0].v),
+			    us(fit_at(&g, g.t1)), (double)(g.t1 - g.t0) / 1e9);
 		return true;
 	}
 	while (i < p->n) {
