@@ -712,8 +712,7 @@ struct rdt_ev_np_state {
 	struct rdt_np_ids ids;
 	__u64	arg;			/* transSize, appendedProxyOps, pTimer */
 	__u32	state;			/* NCCL's ncclProfilerEventState_v5 */
-	__s32	steps;			/* 1.7: v1..v3 ProxyOp states' steps,
-					 * else 0 */
+	__s32	steps;			/* 1.7: v1..v3 ProxyOp's, else 0 */
 };
 
 struct rdt_ev_np_stop {
