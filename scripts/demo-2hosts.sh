@@ -26,18 +26,9 @@ KERNEL=${DEMO_KERNEL:-debian-6.1}
 TIMEOUT=${DEMO_TIMEOUT:-1200}
 export MH_SKEW=${DEMO_SKEW:-3.25}
 
-die() { echo "demo: $*" >&2; exit 1; }
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-
-mkdir -p "$OUT" || die "cannot make $OUT"
-OUT=$(cd "$OUT" && pwd)
-case "$OUT/" in
-"$ROOT"/*) ;;
-*) die "DEMO_OUT=$OUT is outside the checkout $ROOT (the guests write there)" ;;
-esac
-for f in "$DUMP" "$B/bin/rdma-ring-allreduce" "$B/tests/multihost/rdt-clockpair"; do
-	[ -x "$f" ] || die "$f not built: run make demo (or make all first)"
-done
+. "$ROOT/scripts/demo-lib.sh"
+demo_out
+demo_need "$DUMP" "$B/bin/rdma-ring-allreduce" "$B/tests/multihost/rdt-clockpair"
 command -v python3 >/dev/null || die "python3 missing (make deps)"
 . "$ROOT/tests/multihost/lib.sh"
 

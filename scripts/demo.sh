@@ -27,18 +27,9 @@ OUT=${DEMO_OUT:-$ROOT/out/demo}
 KERNEL=${DEMO_KERNEL:-debian-6.1}
 TIMEOUT=${DEMO_TIMEOUT:-900}
 
-die() { echo "demo: $*" >&2; exit 1; }
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-
-mkdir -p "$OUT" || die "cannot make $OUT"
-OUT=$(cd "$OUT" && pwd)
-case "$OUT/" in
-"$ROOT"/*) ;;
-*) die "DEMO_OUT=$OUT is outside the checkout $ROOT (the guest writes there)" ;;
-esac
-for f in "$DUMP" "$B/bin/rdma-ring-allreduce"; do
-	[ -x "$f" ] || die "$f not built: run make demo (or make all first)"
-done
+. "$ROOT/scripts/demo-lib.sh"
+demo_out
+demo_need "$DUMP" "$B/bin/rdma-ring-allreduce"
 command -v python3 >/dev/null || die "python3 missing (make deps)"
 
 start=$(date +%s)

@@ -159,16 +159,26 @@ def minus(iv, cut, lo, hi):
     return union(iv, lo, hi) - union(both, lo, hi)
 
 
-def time_split():
-    rc, txt, err = run("-i", A, "-i", B, "-F", "json", "--type", "rxe_xmit,rxe_rcv,coll_mark")
+def merged_events(types):
+    """Both traces' events of TYPES, merged (JSON), and each host's role
+    ("A" or "B", by the source address of its rxe_xmit records); None if
+    rdmatrace-dump failed (said)."""
+    rc, txt, err = run("-i", A, "-i", B, "-F", "json", "--type", types)
     if rc:
         print("  (rdmatrace-dump -F json failed: %s)" % err.strip()[:200])
-        return
+        return None, None
     ev = [json.loads(l) for l in txt.splitlines() if l.startswith("{")]
     role = {}
     for e in ev:
         if e["type"] == "rxe_xmit":
             role.setdefault(e["host"], {IP["A"]: "A", IP["B"]: "B"}.get(e.get("saddr")))
+    return ev, role
+
+
+def time_split():
+    ev, role = merged_events("rxe_xmit,rxe_rcv,coll_mark")
+    if ev is None:
+        return
     xmit, rcv = {}, {}
     for e in ev:
         key = (e.get("qpn"), e.get("psn"), e.get("bth_opcode"))
@@ -247,16 +257,9 @@ def critical_path():
         print("  (no rank summaries in A.ring.txt: no critical path)")
         return
     host_of = {r: "A" if r < nl else "B" for r in ranks}
-    rc, txt, err = run("-i", A, "-i", B, "-F", "json", "--type",
-                       "rxe_xmit,rxe_rcv,rxe_cqe,coll_mark")
-    if rc:
-        print("  (rdmatrace-dump -F json failed: %s)" % err.strip()[:200])
+    ev, role = merged_events("rxe_xmit,rxe_rcv,rxe_cqe,coll_mark")
+    if ev is None:
         return
-    ev = [json.loads(l) for l in txt.splitlines() if l.startswith("{")]
-    role = {}
-    for e in ev:
-        if e["type"] == "rxe_xmit":
-            role.setdefault(e["host"], {IP["A"]: "A", IP["B"]: "B"}.get(e.get("saddr")))
     coll = {}	# (rank, seq) -> [begin, end, bytes]
     scqe, rcqe, xm, rv = {}, {}, {}, {}
     for e in ev:
