@@ -403,8 +403,29 @@ struct rdt_np_stats;
 struct rdt_np_stats *rdt_np_stats_new(void);
 void rdt_np_stats_free(struct rdt_np_stats *s);
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
-void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o);
-void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o);
+/* Both retire every collective still kept for its children first. */
+void rdt_np_stats_print(struct rdt_np_stats *s, FILE *o);
+void rdt_np_stats_print_json(struct rdt_np_stats *s, FILE *o);
+
+/* Stopped NCCL collectives kept for the children NCCL starts after the
+ * stop (np_linger.c): a FIFO of ids, each due back at a trace time. */
+#define RDT_NP_LINGER_NS	(10ull * 1000000000ull)
+#define RDT_NP_LINGER_MAX	(1u << 20)
+struct rdt_np_linger_ent {
+	uint32_t	host, pid;
+	uint64_t	id, due;
+};
+struct rdt_np_linger {
+	struct rdt_np_linger_ent *v;
+	size_t		head, n, cap;
+};
+int rdt_np_linger_push(struct rdt_np_linger *l, uint32_t host, uint32_t pid,
+		       uint64_t id, uint64_t due);
+/* The oldest id if it is due at @now (UINT64_MAX: all are), or at once
+ * past RDT_NP_LINGER_MAX; *forced: retire it whatever it waits for. */
+bool rdt_np_linger_pop(struct rdt_np_linger *l, uint64_t now,
+		       struct rdt_np_linger_ent *out, bool *forced);
+void rdt_np_linger_free(struct rdt_np_linger *l);
 
 /* RDMA device names and their ib_device indexes, from RDMA netlink
  * (devindex.c): 0 with *v (free() it) and *n, or -errno. */

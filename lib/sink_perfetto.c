@@ -34,6 +34,11 @@ struct np_open {
 	uint32_t	host, pid;
 	int32_t		channel;	/* -1: none */
 	uint64_t	gpu_stop;
+	/* a stopped Coll or P2p, kept for its children (np_linger.c): how
+	 * many are open, when one last started or stopped */
+	uint64_t	last;
+	uint32_t	open_kids;
+	bool		stopped;
 	struct {			/* a v1, v2 Coll's np_coll_old */
 		char	op[RDT_NP_STR];
 		uint64_t traffic_bytes;
@@ -54,6 +59,7 @@ struct pf {
 	size_t		ngpu;
 	struct np_open	*np;		/* open addressing, power of two */
 	size_t		nnp, capnp;
+	struct rdt_np_linger linger;
 	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
 	size_t nseen, capseen;
 	uint64_t *comms;	/* comm_hash per NCCL process index */
@@ -495,9 +501,19 @@ static void np_start(struct rdt_sink *s, const struct rdt_event *ev)
 	e->start = *ev;
 	e->gpu_stop = 0;
 	e->old.has = 0;
+	e->open_kids = 0;
+	e->stopped = false;
 	e->coll = ev->rec.hdr.type == RDT_EV_NP_COLL ||
 		  ev->rec.hdr.type == RDT_EV_NP_P2P ? ids->id :
 		  par ? par->coll : 0;
+	if (e->coll && e->coll != ids->id) {
+		struct np_open *c = np_find(p, ev->host, ev->rec.hdr.pid, e->coll);
+
+		if (c) {
+			c->open_kids++;
+			c->last = ev->ts;
+		}
+	}
 	e->channel = ev->rec.hdr.type == RDT_EV_NP_PROXY_OP ?
 		     (int32_t)ev->rec.np_proxy_op.channel :
 		     ev->rec.hdr.type == RDT_EV_NP_KERNEL_CH ?
@@ -623,7 +639,7 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	char tn[64], name[96];
 	struct rdt_ob *o;
 
-	if (!e)
+	if (!e || e->stopped)
 		return;
 	st = &e->start;
 	pid = nccl_track(s, st->rec.np_stop.ids.comm_id, -1, &tid);
@@ -649,9 +665,14 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_lit(o, "}}");
 	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
 		np_gpu_slice(s, e, pid, tid - lane, st->rec.np_stop.ids.rank);
-	c = e->coll && st->rec.hdr.type == RDT_EV_NP_NET_IB ?
+	c = e->coll && e->coll != e->id ?
 	    np_find(p, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
 	if (c) {
+		if (c->open_kids)
+			c->open_kids--;
+		c->last = ev->ts;
+	}
+	if (c && st->rec.hdr.type == RDT_EV_NP_NET_IB) {
 		uint32_t ctid = 1000 + (uint32_t)(c->start.rec.np_stop.ids.rank < 0 ?
 				0 : c->start.rec.np_stop.ids.rank % 4096) * 256 + 1;
 
@@ -668,7 +689,36 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 		ts(o, st->ts - s->first_ts);
 		rdt_ob_c(o, '}');
 	}
+	/* NCCL stops a Coll or P2p at enqueue, before its children start:
+	 * keep it for their flows. */
+	if (e->coll == e->id) {
+		e->stopped = true;
+		e->last = ev->ts;
+		if (!rdt_np_linger_push(&p->linger, e->host, e->pid, e->id,
+					ev->ts + RDT_NP_LINGER_NS))
+			return;
+	}
 	np_del(p, e);
+}
+
+/* Forget the stopped collectives due at @now whose children are done. */
+static void np_linger(struct pf *p, uint64_t now)
+{
+	struct rdt_np_linger_ent l;
+	struct np_open *e;
+	bool forced;
+
+	while (rdt_np_linger_pop(&p->linger, now, &l, &forced)) {
+		e = np_find(p, l.host, l.pid, l.id);
+		if (!e)
+			continue;
+		if (!forced && (e->open_kids || e->last + RDT_NP_LINGER_NS > now) &&
+		    !rdt_np_linger_push(&p->linger, l.host, l.pid, l.id,
+					(e->open_kids ? now : e->last) +
+					RDT_NP_LINGER_NS))
+			continue;
+		np_del(p, e);
+	}
 }
 
 static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
@@ -676,6 +726,8 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 	struct pf *p = s->priv;
 	struct np_open *e;
 
+	if (p->linger.n)
+		np_linger(p, ev->ts);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		np_stop(s, ev);
@@ -842,6 +894,7 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 	rdt_ob_free(o);
 	rdt_wrmatch_free(p->m);
 	free(p->np);
+	rdt_np_linger_free(&p->linger);
 	free(p->gpu);
 	free(p->seen);
 	free(p->comms);

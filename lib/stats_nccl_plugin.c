@@ -5,7 +5,9 @@
  * proxy step; per QP, the plugin's work requests with post -> completion
  * latency.  Events are followed from start to stop in one table of open
  * events; a collective collects what its kernel channels, steps and WRs
- * report as they stop.  Each process's GPU globaltimer is mapped onto the
+ * report as they stop; a Coll stops at enqueue, before its children start,
+ * so it stays (np_linger.c) until they are done.  Each process's GPU
+ * globaltimer is mapped onto the
  * trace clock by the smallest host - GPU stamp difference seen (NCCL
  * reports a stamp after the GPU wrote it), as lib/SCHEMA.md says.
  */
@@ -22,6 +24,11 @@ struct np_ev {
 	uint16_t	type;
 	uint64_t	ts;
 	uint64_t	gpu_start, gpu_stop;	/* KernelCh; coll: min / max */
+	/* a stopped Coll: its enqueue time, its children still open, when
+	 * one last started or stopped */
+	uint64_t	enq_ns, last;
+	uint32_t	open_kids;
+	bool		stopped;
 	uint64_t	wrs, wr_bytes, slowest_step;
 	int32_t		device;
 	uint32_t	qpn;
@@ -62,6 +69,7 @@ struct rdt_np_stats {
 	struct np_func	*funcs;
 	struct np_qp	*qps;
 	struct np_proc	*procs;
+	struct rdt_np_linger linger;
 	uint64_t	skipped;
 };
 
@@ -92,6 +100,7 @@ void rdt_np_stats_free(struct rdt_np_stats *s)
 		free(s->procs);
 		s->procs = n;
 	}
+	rdt_np_linger_free(&s->linger);
 	free(s->ev);
 	free(s);
 }
@@ -254,6 +263,14 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 	e->ts = ev->ts;
 	p = ids->parent ? find(s, ev->host, r->hdr.pid, ids->parent) : NULL;
 	e->coll = r->hdr.type == RDT_EV_NP_COLL ? ids->id : p ? p->coll : 0;
+	if (e->coll && e->coll != e->id) {
+		struct np_ev *c = find(s, ev->host, r->hdr.pid, e->coll);
+
+		if (c) {
+			c->open_kids++;
+			c->last = ev->ts;
+		}
+	}
 	switch (r->hdr.type) {
 	case RDT_EV_NP_COLL:
 		memcpy(e->func, r->np_coll.func, sizeof(e->func));
@@ -270,13 +287,66 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 	}
 }
 
+/* A collective whose children are done: into its function's figures. */
+static void retire(struct rdt_np_stats *s, struct np_ev *e)
+{
+	struct np_func *f = func_get(s, e->func);
+
+	if (f) {
+		f->n++;
+		f->enqueue_ns += e->enq_ns;
+		if (e->gpu_stop) {
+			uint64_t g = e->gpu_stop - e->gpu_start;
+			struct np_proc *p = proc_get(s, e->host, e->pid);
+
+			f->gpu_ns += g;
+			f->gpu_n++;
+			if (g > f->gpu_max)
+				f->gpu_max = g;
+			if (p) {
+				int64_t d = (int64_t)(e->gpu_start - e->ts);
+
+				if (!p->launch_n)
+					p->launch_ref = d;
+				p->launch_sum += (double)(d - p->launch_ref);
+				p->launch_n++;
+			}
+		}
+		f->wrs += e->wrs;
+		f->wr_bytes += e->wr_bytes;
+		if (e->slowest_step > f->slowest_step)
+			f->slowest_step = e->slowest_step;
+	}
+	del(s, e);
+}
+
+/* Retire the stopped collectives due at @now whose children are done;
+ * those with children open or recently seen wait another round. */
+static void linger(struct rdt_np_stats *s, uint64_t now)
+{
+	struct rdt_np_linger_ent l;
+	struct np_ev *e;
+	bool forced;
+
+	while (rdt_np_linger_pop(&s->linger, now, &l, &forced)) {
+		e = find(s, l.host, l.pid, l.id);
+		if (!e)
+			continue;
+		if (!forced && (e->open_kids || e->last + RDT_NP_LINGER_NS > now) &&
+		    !rdt_np_linger_push(&s->linger, l.host, l.pid, l.id,
+					(e->open_kids ? now : e->last) +
+					RDT_NP_LINGER_NS))
+			continue;
+		retire(s, e);
+	}
+}
+
 static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
 	struct np_ev *e = find(s, ev->host, ev->rec.hdr.pid,
 			       ev->rec.np_stop.ids.id);
 	uint64_t dur;
 	struct np_ev *c;
-	struct np_func *f;
 	struct np_qp *q;
 
 	if (!e)
@@ -312,41 +382,34 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 		}
 		break;
 	case RDT_EV_NP_COLL:
-		f = func_get(s, e->func);
-		if (!f)
-			break;
-		f->n++;
-		f->enqueue_ns += dur;
-		if (e->gpu_stop) {
-			uint64_t g = e->gpu_stop - e->gpu_start;
-			struct np_proc *p = proc_get(s, e->host, e->pid);
-
-			f->gpu_ns += g;
-			f->gpu_n++;
-			if (g > f->gpu_max)
-				f->gpu_max = g;
-			if (p) {
-				int64_t d = (int64_t)(e->gpu_start - e->ts);
-
-				if (!p->launch_n)
-					p->launch_ref = d;
-				p->launch_sum += (double)(d - p->launch_ref);
-				p->launch_n++;
-			}
-		}
-		f->wrs += e->wrs;
-		f->wr_bytes += e->wr_bytes;
-		if (e->slowest_step > f->slowest_step)
-			f->slowest_step = e->slowest_step;
-		break;
+		/* Its children may not have started yet: keep it. */
+		if (e->stopped)
+			return;		/* stopped twice: bad input */
+		e->stopped = true;
+		e->enq_ns = dur;
+		e->last = ev->ts;
+		if (rdt_np_linger_push(&s->linger, e->host, e->pid, e->id,
+				       ev->ts + RDT_NP_LINGER_NS))
+			break;	/* no memory: account it now */
+		return;
 	}
-	del(s, e);
+	if (c) {
+		if (c->open_kids)
+			c->open_kids--;
+		c->last = ev->ts;
+	}
+	if (e->type == RDT_EV_NP_COLL)
+		retire(s, e);
+	else
+		del(s, e);
 }
 
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
 	struct np_ev *e;
 
+	if (s->linger.n)
+		linger(s, ev->ts);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		stop(s, ev);
@@ -384,8 +447,9 @@ static double launch_avg(const struct np_proc *p)
 	       (double)(p->launch_ref + p->min_diff);
 }
 
-void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o)
+void rdt_np_stats_print(struct rdt_np_stats *s, FILE *o)
 {
+	linger(s, UINT64_MAX);
 	if (!s->funcs && !s->qps && !s->skipped)
 		return;
 	fprintf(o, "\n== NCCL profiler plugin: collectives (enqueue = Coll "
@@ -421,9 +485,11 @@ void rdt_np_stats_print(const struct rdt_np_stats *s, FILE *o)
 			s->skipped);
 }
 
-void rdt_np_stats_print_json(const struct rdt_np_stats *s, FILE *o)
+void rdt_np_stats_print_json(struct rdt_np_stats *s, FILE *o)
 {
 	const char *sep = "";
+
+	linger(s, UINT64_MAX);
 
 	fprintf(o, ",\"nccl_plugin\":{\"skipped\":%" PRIu64 ",\"collectives\":[",
 		s->skipped);

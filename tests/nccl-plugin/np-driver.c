@@ -355,7 +355,6 @@ static void *app_thread(void *arg)
 		const char *fn = funcs[(i + c->idx) % 4];
 		size_t count = 1024u * (size_t)(i + 1) + (size_t)c->idx;
 		void *stream = (void *)(uintptr_t)(0x5000 + c->idx);
-		ncclProfilerEventStateArgs_t a;
 
 		if (abi == 5) {
 			D(ncclProfileGroupApi, NULL);
@@ -449,29 +448,12 @@ static void *app_thread(void *arg)
 				      "\"buff\":\"0x7f0000300000\",\"parent_group\":"
 				      "\"0x%llx\"", peer, abi >= 4, H(grp)));
 		}
-		/* KernelCh: v3 on; with the GPU timer and its stop state: v4 on */
-		for (int ch = 0; abi >= 3 && ch < nch; ch++) {
-			uint64_t t0 = abi >= 4 ? gpu_now() : 0, t1;
-			void *k;
-
-			D(ncclProfileKernelCh, coll);
-			d.kernelCh.channelId = (uint8_t)ch;
-			d.kernelCh.pTimer = t0;
-			k = start(f, c, &d, "np_kernel_ch",
-				  F("\"channel\":%d,\"gpu_start\":%llu", ch,
-				    (unsigned long long)t0));
-			if (abi >= 4) {
-				t1 = gpu_now();
-				a.kernelCh.pTimer = t1;
-				state(f, k, ncclProfilerKernelChStop, &a,
-				      (unsigned long long)t1);
-			}
-			stop(f, k);
-		}
-		/* The proxy thread works on this collective now. */
+		/*
+		 * As NCCL 2.27 and 2.28 do: the Coll and P2p events stop at
+		 * enqueue, and the proxy thread starts their ProxyOps and
+		 * KernelChs afterwards, with the stopped Coll as parent.
+		 */
 		atomic_store(&c->coll[i], coll);
-		while (atomic_load(&c->proxied) <= i)
-			sched_yield();
 		if (p2p)
 			stop(f, p2p);
 		if (p2papi)
@@ -480,6 +462,8 @@ static void *app_thread(void *arg)
 		stop(f, grp);
 		if (gapi)
 			stop(f, gapi);
+		while (atomic_load(&c->proxied) <= i)
+			sched_yield();
 	}
 	fclose(f);
 	pthread_barrier_wait(&end_bar);
@@ -525,7 +509,22 @@ static void *proxy_thread(void *arg)
 		for (int ch = 0; ch < nch; ch++) {
 			int peer = (c->rank + 1) % c->nranks;
 			int chunk = 131072 + ch;
-			void *op;
+			void *op, *k = NULL;
+
+			/* KernelCh: v3 on; with the GPU timer and its stop
+			 * state: v4 on.  NCCL's proxy reports the channel's
+			 * kernel as it sees it start, and stops it when the
+			 * channel's work is done. */
+			if (abi >= 3) {
+				uint64_t t0 = abi >= 4 ? gpu_now() : 0;
+
+				D(ncclProfileKernelCh, coll);
+				d.kernelCh.channelId = (uint8_t)ch;
+				d.kernelCh.pTimer = t0;
+				k = start(f, c, &d, "np_kernel_ch",
+					  F("\"channel\":%d,\"gpu_start\":%llu",
+					    ch, (unsigned long long)t0));
+			}
 
 			D(ncclProfileProxyOp, coll);
 			d.proxyOp.pid = getpid();
@@ -603,6 +602,15 @@ static void *proxy_thread(void *arg)
 					    nsteps + 100 * ch);
 			}
 			stop(f, op);
+			if (abi >= 4) {
+				uint64_t t1 = gpu_now();
+
+				a.kernelCh.pTimer = t1;
+				state(f, k, ncclProfilerKernelChStop, &a,
+				      (unsigned long long)t1);
+			}
+			if (k)
+				stop(f, k);
 		}
 		if (i == 0) {
 			ncclProfilerNetSockDescr_v1_t so = { .type = ncclProfileSocket };
