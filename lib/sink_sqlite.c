@@ -182,7 +182,8 @@ static const char indexes[] =
 enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_XMIT,
 	ST_RETRY,
-	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_MAX
+	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_HOSTS, ST_SOURCES,
+	ST_DROPS, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -213,50 +214,98 @@ static const char *const sql[ST_MAX] = {
 	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
 	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CTR] = "INSERT INTO port_counters VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_HOSTS] = "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
+	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_DROPS] = "INSERT INTO drops VALUES(?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
+/* Rows wait in a batch per table and go in with one multi-row INSERT of
+ * up to BATCH rows: a statement's per-execution work (open the table and
+ * its indexes' cursors, seek the table's end, halt and reset) was most of
+ * a row's cost, one statement per row.  The values wait in cells, not in
+ * the statement's bindings, so a short last batch can go in row by row;
+ * strings are copied, as the event and the reader's name tables change
+ * before the batch is written. */
+#define BATCH 64
+
+enum { C_NULL, C_INT, C_DBL, C_TXT };
+
+struct cell {
+	union {
+		int64_t i;
+		double d;
+		size_t off;	/* C_TXT: in the table's txt */
+	} v;
+	int n;			/* C_TXT: bytes */
+	int t;
+};
+
+struct table {
+	sqlite3_stmt *one, *many;	/* one row; batch rows */
+	int ncols, nrows, batch;
+	struct cell *cells;		/* batch * ncols */
+	char *txt;			/* the batch's strings */
+	size_t txt_len, txt_cap;
+	bool oom;
+};
+
 struct sq {
 	sqlite3 *db;
-	sqlite3_stmt *st[ST_MAX];
+	struct table t[ST_MAX];
 	struct rdt_wrmatch *m;
 	uint64_t rows;
 	bool live;	/* a live reader: commit now and then */
 };
 
-/* Binds positional values in order; keeps each insert one readable line. */
+/* Appends positional values to the table's next row, in column order. */
 struct binder {
-	sqlite3_stmt *s;
+	struct table *t;
+	struct cell *c;
 	int i;
 };
 
 static void bi(struct binder *b, int64_t v)
 {
-	sqlite3_bind_int64(b->s, ++b->i, v);
+	b->c[b->i].t = C_INT;
+	b->c[b->i++].v.i = v;
 }
 
 /* @max bounds fixed-size wire strings; noinline keeps GCC from checking
- * the bound against short literals it can see through.  bt() binds without
- * a copy: every string it gets (constants, the event, the reader's name
- * tables, a buffer of the caller's) lives until the row's sqlite3_step;
- * btc() copies, for a buffer that is gone or reused before it. */
+ * the bound against short literals it can see through. */
 static __attribute__((noinline)) void bt(struct binder *b, const char *v, int max)
 {
-	sqlite3_bind_text(b->s, ++b->i, v, (int)strnlen(v, (size_t)max),
-			  SQLITE_STATIC);
-}
+	struct table *t = b->t;
+	size_t n = strnlen(v, (size_t)max);
+	struct cell *c = &b->c[b->i++];
 
-static __attribute__((noinline)) void btc(struct binder *b, const char *v, int max)
-{
-	sqlite3_bind_text(b->s, ++b->i, v, (int)strnlen(v, (size_t)max),
-			  SQLITE_TRANSIENT);
+	if (t->txt_len + n > t->txt_cap) {
+		size_t cap = t->txt_cap ? t->txt_cap : 4096;
+		char *p;
+
+		while (cap < t->txt_len + n)
+			cap *= 2;
+		p = realloc(t->txt, cap);
+		if (!p) {
+			t->oom = true;
+			c->t = C_NULL;
+			return;
+		}
+		t->txt = p;
+		t->txt_cap = cap;
+	}
+	memcpy(t->txt + t->txt_len, v, n);
+	c->t = C_TXT;
+	c->v.off = t->txt_len;
+	c->n = (int)n;
+	t->txt_len += n;
 }
 
 static void bnull(struct binder *b)
 {
-	sqlite3_bind_null(b->s, ++b->i);
+	b->c[b->i++].t = C_NULL;
 }
 
 static void bhex(struct binder *b, uint64_t v)
@@ -264,21 +313,112 @@ static void bhex(struct binder *b, uint64_t v)
 	char buf[24];
 
 	snprintf(buf, sizeof(buf), "0x%016" PRIx64, v);
-	btc(b, buf, sizeof(buf));
+	bt(b, buf, sizeof(buf));
 }
 
 static void bdouble(struct binder *b, double v)
 {
-	sqlite3_bind_double(b->s, ++b->i, v);
+	b->c[b->i].t = C_DBL;
+	b->c[b->i++].v.d = v;
 }
 
 static struct binder start(struct sq *q, int which)
 {
-	struct binder b = { q->st[which], 0 };
+	struct table *t = &q->t[which];
 
-	sqlite3_reset(b.s);
-	sqlite3_clear_bindings(b.s);
-	return b;
+	return (struct binder){ t, t->cells + t->nrows * t->ncols, 0 };
+}
+
+static void bind_cells(sqlite3_stmt *s, const struct table *t,
+		       const struct cell *c, int n)
+{
+	for (int j = 0; j < n; j++)
+		switch (c[j].t) {
+		case C_INT:
+			sqlite3_bind_int64(s, j + 1, c[j].v.i);
+			break;
+		case C_DBL:
+			sqlite3_bind_double(s, j + 1, c[j].v.d);
+			break;
+		case C_TXT:
+			sqlite3_bind_text(s, j + 1, t->txt + c[j].v.off, c[j].n,
+					  SQLITE_STATIC);
+			break;
+		default:
+			sqlite3_bind_null(s, j + 1);
+		}
+}
+
+/* The one-row INSERT repeated: "... VALUES(?,..),(?,..),...". */
+static char *many_sql(const char *one, int rows)
+{
+	const char *v = strstr(one, "VALUES");
+	size_t head, tuple, len;
+	char *s, *p;
+
+	if (!v)
+		return NULL;
+	head = (size_t)(v - one) + 6;
+	tuple = strlen(v + 6);
+	len = head + (tuple + 1) * (size_t)rows;
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, one, head);
+	p = s + head;
+	for (int r = 0; r < rows; r++) {
+		if (r)
+			*p++ = ',';
+		memcpy(p, v + 6, tuple);
+		p += tuple;
+	}
+	*p = 0;
+	return s;
+}
+
+static void flush(struct sq *q, struct table *t)
+{
+	if (!t->nrows)
+		return;
+	if (t->nrows == t->batch && !t->many && t->batch > 1) {
+		char *s = many_sql(sqlite3_sql(t->one), t->batch);
+
+		/* No multi-row statement: the rows go in one by one. */
+		if (!s || sqlite3_prepare_v2(q->db, s, -1, &t->many,
+					     NULL) != SQLITE_OK)
+			t->batch = 1;
+		free(s);
+	}
+	if (t->nrows == t->batch && t->many) {
+		bind_cells(t->many, t, t->cells, t->nrows * t->ncols);
+		sqlite3_step(t->many);
+		sqlite3_reset(t->many);
+	} else {
+		for (int r = 0; r < t->nrows; r++) {
+			bind_cells(t->one, t, t->cells + r * t->ncols, t->ncols);
+			sqlite3_step(t->one);
+			sqlite3_reset(t->one);
+		}
+	}
+	t->nrows = 0;
+	t->txt_len = 0;
+}
+
+static void flush_all(struct sq *q)
+{
+	for (int i = 0; i < ST_MAX; i++)
+		flush(q, &q->t[i]);
+}
+
+/* The row is complete: columns not given are NULL. */
+static void done(struct sq *q, struct binder *b)
+{
+	struct table *t = b->t;
+
+	while (b->i < t->ncols)
+		bnull(b);
+	if (++t->nrows >= t->batch)
+		flush(q, t);
 }
 
 /* Columns ts_ns, host, cpu, pid, tid, comm, dev, devname shared by most. */
@@ -335,7 +475,7 @@ static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
 	OPT(v.rkey);
 #undef OPT
 	bi(&b, v.ret);
-	sqlite3_step(b.s);
+	done(q, &b);
 }
 
 /* NOV sets every optional column to NULL; each verb then overrides the
@@ -393,7 +533,7 @@ static void nccl(struct sq *q, const struct rdt_event *ev)
 	bi(&b, (int64_t)bytes);
 	bdouble(&b, alg);
 	bdouble(&b, alg * bus_factor(c->fn, c->nranks));
-	sqlite3_step(b.s);
+	done(q, &b);
 }
 
 static void completion(struct sq *q, const struct rdt_event *ev)
@@ -429,7 +569,7 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 		bnull(&b);
 		bnull(&b);
 	}
-	sqlite3_step(b.s);
+	done(q, &b);
 }
 
 /* The record's fields as one JSON object, by the JSON sink's writer. */
@@ -463,7 +603,7 @@ static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
 		bi(&b, r->np_net_ib.qpn);
 		bi(&b, (int64_t)r->np_net_ib.wr_id);
 	}
-	sqlite3_step(b.s);
+	done(q, &b);
 	free(json);
 }
 
@@ -484,7 +624,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->hdr.tid);
 		bt(&b, r->comm.comm, RDT_COMM_LEN);
 		bi(&b, (int64_t)ev->ts);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_LOST:
 		b = start(q, ST_LOST);
@@ -496,7 +636,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		else
 			bi(&b, r->lost.lost_cpu);
 		bi(&b, (int64_t)r->lost.count);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_DEVICE_ADD:
 	case RDT_EV_DEVICE_REMOVE:
@@ -513,7 +653,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->device.node_type);
 		bi(&b, r->device.phys_port_cnt);
 		bi(&b, r->device.driver_id);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_PD_ALLOC:
 	case RDT_EV_PD_DEALLOC:
@@ -603,7 +743,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, m->retry_cnt);
 		bi(&b, m->rnr_retry);
 		bi(&b, m->ret);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	}
 	case RDT_EV_NCCL_CALL:
@@ -621,7 +761,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->nccl_comm.rank);
 		bi(&b, r->nccl_comm.nranks);
 		bi(&b, r->nccl_comm.ret);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_TCP_RETRANSMIT:
 		b = start(q, ST_TCP);
@@ -630,15 +770,15 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		if (!inet_ntop(r->tcp.family == AF_INET6 ? AF_INET6 : AF_INET,
 			       r->tcp.saddr, buf, sizeof(buf)))
 			buf[0] = 0;
-		btc(&b, buf, sizeof(buf));
+		bt(&b, buf, sizeof(buf));
 		bi(&b, r->tcp.sport);
 		if (!inet_ntop(r->tcp.family == AF_INET6 ? AF_INET6 : AF_INET,
 			       r->tcp.daddr, buf, sizeof(buf)))
 			buf[0] = 0;
-		btc(&b, buf, sizeof(buf));
+		bt(&b, buf, sizeof(buf));
 		bi(&b, r->tcp.dport);
 		bi(&b, r->tcp.state);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_RXE_RCV:
 		b = start(q, ST_RCV);
@@ -649,7 +789,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->rxe_rcv.psn);
 		bi(&b, r->rxe_rcv.opcode);
 		bi(&b, r->rxe_rcv.length);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_RXE_XMIT:
 		b = start(q, ST_XMIT);
@@ -663,10 +803,10 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->rxe_xmit.src_qpn);
 		bi(&b, r->rxe_xmit.family);
 		rdt_ip_addr(r->rxe_xmit.family, r->rxe_xmit.saddr, buf, sizeof(buf));
-		btc(&b, buf, sizeof(buf));
+		bt(&b, buf, sizeof(buf));
 		rdt_ip_addr(r->rxe_xmit.family, r->rxe_xmit.daddr, buf, sizeof(buf));
-		btc(&b, buf, sizeof(buf));
-		sqlite3_step(b.s);
+		bt(&b, buf, sizeof(buf));
+		done(q, &b);
 		break;
 	case RDT_EV_RXE_RETRY:
 		b = start(q, ST_RETRY);
@@ -678,7 +818,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bt(&b, r->rxe_retry.kind == RDT_RXE_RETRANSMIT ? "retransmit" :
 		       r->rxe_retry.kind == RDT_RXE_RNR ? "rnr" :
 		       r->rxe_retry.kind == RDT_RXE_NAK_SEQ ? "nak_seq" : "?", 16);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_EV_COLL_MARK:
 		b = start(q, ST_MARK);
@@ -691,7 +831,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, (int64_t)r->coll_mark.seq);
 		bi(&b, r->coll_mark.rank);
 		bi(&b, r->coll_mark.nranks);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	case RDT_NP_TYPE_FIRST ... RDT_NP_TYPE_LAST:
 		nccl_plugin(q, ev);
@@ -711,13 +851,15 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bt(&b, r->port_counter.name, RDT_CTR_NAME_LEN);
 		bi(&b, r->port_counter.delta);
 		bi(&b, (int64_t)r->port_counter.value);
-		sqlite3_step(b.s);
+		done(q, &b);
 		break;
 	}
 	/* Live runs: commit now and then so a crash keeps most rows.  A
 	 * conversion is one transaction, and the indexes come after it. */
-	if (q->live && ++q->rows % 100000 == 0)
+	if (q->live && ++q->rows % 100000 == 0) {
+		flush_all(q);
 		sqlite3_exec(q->db, "COMMIT; BEGIN", NULL, NULL, NULL);
+	}
 	return 0;
 }
 
@@ -737,13 +879,10 @@ static const char *kind_name(enum rdt_source_kind k)
 static void hosts(struct sq *q, struct rdt_reader *r)
 {
 	unsigned int n = rdt_reader_nhosts(r);
-	sqlite3_stmt *st = NULL;
 
-	sqlite3_prepare_v2(q->db, "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
-			   -1, &st, NULL);
-	for (unsigned int h = 0; st && h < (n ? n : 1); h++) {
+	for (unsigned int h = 0; h < (n ? n : 1); h++) {
 		const struct rdt_file_hdr *fh = NULL;
-		struct binder b = { st, 0 };
+		struct binder b;
 		int64_t off, err;
 		uint64_t pairs;
 		uint32_t ref;
@@ -753,7 +892,7 @@ static void hosts(struct sq *q, struct rdt_reader *r)
 				fh = rdt_reader_file_hdr(r, i);
 		if (!fh)
 			break;
-		sqlite3_reset(st);
+		b = start(q, ST_HOSTS);
 		bi(&b, h);
 		if (n > 1)
 			bt(&b, rdt_reader_host_name(r, h), 4096);
@@ -774,9 +913,26 @@ static void hosts(struct sq *q, struct rdt_reader *r)
 			bnull(&b);
 			bnull(&b);
 		}
-		sqlite3_step(st);
+		done(q, &b);
 	}
-	sqlite3_finalize(st);
+}
+
+static bool oom(const struct sq *q)
+{
+	for (int i = 0; i < ST_MAX; i++)
+		if (q->t[i].oom)
+			return true;
+	return false;
+}
+
+static void free_tables(struct sq *q)
+{
+	for (int i = 0; i < ST_MAX; i++) {
+		sqlite3_finalize(q->t[i].one);
+		sqlite3_finalize(q->t[i].many);
+		free(q->t[i].cells);
+		free(q->t[i].txt);
+	}
 }
 
 static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
@@ -785,15 +941,12 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 	sqlite3_stmt *st = NULL;
 	int ret = 0;
 
-	sqlite3_prepare_v2(q->db, "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-			   -1, &st, NULL);
-	for (unsigned int i = 0; st && i < rdt_reader_nsources(r); i++) {
+	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {
 		const struct rdt_file_hdr *h = rdt_reader_file_hdr(r, i);
 		struct rdt_source_stats ss;
-		struct binder b = { st, 0 };
+		struct binder b = start(q, ST_SOURCES);
 
 		rdt_reader_source_stats(r, i, &ss);
-		sqlite3_reset(st);
 		bi(&b, i);
 		bt(&b, ss.name, 4096);
 		bt(&b, kind_name(ss.kind), 16);
@@ -812,23 +965,20 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 		bi(&b, (int64_t)ss.subbufs_skipped);
 		bi(&b, (int64_t)ss.corrupt_bytes);
 		bi(&b, (int64_t)ss.resyncs);
-		sqlite3_step(st);
+		done(q, &b);
 	}
-	sqlite3_finalize(st);
-	st = NULL;
-	sqlite3_prepare_v2(q->db, "INSERT INTO drops VALUES(?,?,?,?)", -1, &st, NULL);
-	for (unsigned int i = 0; st && i < rdt_reader_nsources(r); i++) {
+	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {
 		struct rdt_source_stats ss;
 
 		rdt_reader_source_stats(r, i, &ss);
 		/* One row per CPU that lost events plus a NULL-cpu total, so
 		 * "SELECT sum(lost) FROM drops WHERE cpu IS NULL" never misses. */
 		for (int64_t c = -1; c < (int64_t)ss.ncpus; c++) {
-			struct binder b = { st, 0 };
+			struct binder b;
 
 			if (c >= 0 && !ss.lost_cpu[c])
 				continue;
-			sqlite3_reset(st);
+			b = start(q, ST_DROPS);
 			bi(&b, i);
 			bt(&b, ss.name, 4096);
 			if (c < 0)
@@ -836,11 +986,11 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 			else
 				bi(&b, c);
 			bi(&b, (int64_t)(c < 0 ? ss.lost : ss.lost_cpu[c]));
-			sqlite3_step(st);
+			done(q, &b);
 		}
 	}
-	sqlite3_finalize(st);
 	hosts(q, r);
+	flush_all(q);
 	{
 		char v[64];
 
@@ -855,13 +1005,15 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 			sqlite3_finalize(st);
 		}
 	}
-	for (int i = 0; i < ST_MAX; i++)
-		sqlite3_finalize(q->st[i]);
-	if (sqlite3_exec(q->db, indexes, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+	if (oom(q)) {	/* a string left out: no database rather than a wrong one */
+		rdt_sink_set_error(s, "%s: sqlite: out of memory", s->path);
+		ret = -ENOMEM;
+	} else if (sqlite3_exec(q->db, indexes, NULL, NULL, NULL) != SQLITE_OK ||
+		   sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
 		rdt_sink_set_error(s, "%s: sqlite: %s", s->path, sqlite3_errmsg(q->db));
 		ret = -EIO;
 	}
+	free_tables(q);
 	sqlite3_close(q->db);
 	rdt_wrmatch_free(q->m);
 	free(q);
@@ -873,6 +1025,7 @@ static const struct rdt_sink_ops sq_ops = { sq_write, sq_close, NULL };
 int rdt_sink_sqlite_init(struct rdt_sink *s)
 {
 	struct sq *q = calloc(1, sizeof(*q));
+	int vars;
 
 	if (!q || !(q->m = rdt_wrmatch_new())) {
 		free(q);
@@ -900,15 +1053,27 @@ int rdt_sink_sqlite_init(struct rdt_sink *s)
 		rdt_sink_set_error(s, "%s: sqlite: %s", s->path, sqlite3_errmsg(q->db));
 		goto fail;
 	}
-	for (int i = 0; i < ST_MAX; i++)
-		if (sqlite3_prepare_v2(q->db, sql[i], -1, &q->st[i], NULL) != SQLITE_OK) {
+	vars = sqlite3_limit(q->db, SQLITE_LIMIT_VARIABLE_NUMBER, -1);
+	for (int i = 0; i < ST_MAX; i++) {
+		struct table *t = &q->t[i];
+
+		if (sqlite3_prepare_v2(q->db, sql[i], -1, &t->one, NULL) != SQLITE_OK) {
 			rdt_sink_set_error(s, "sqlite: %s", sqlite3_errmsg(q->db));
 			goto fail;
 		}
+		t->ncols = sqlite3_bind_parameter_count(t->one);
+		t->batch = vars / t->ncols < BATCH ? vars / t->ncols : BATCH;
+		if (t->batch < 1)
+			t->batch = 1;
+		t->cells = calloc((size_t)(t->batch * t->ncols), sizeof(*t->cells));
+		if (!t->cells) {
+			rdt_sink_set_error(s, "sqlite: out of memory");
+			goto fail;
+		}
+	}
 	return 0;
 fail:
-	for (int i = 0; i < ST_MAX; i++)
-		sqlite3_finalize(q->st[i]);
+	free_tables(q);
 	if (q->db)
 		sqlite3_close(q->db);
 	rdt_wrmatch_free(q->m);
