@@ -5,7 +5,8 @@
  * records) that rdmatrace-dump -i reads.  A file is one ordered stream, so
  * records are held back for a window and written in timestamp order; a
  * record committed later than the window is written late (out of order),
- * never lost.  Ring drops become in-stream RDT_EV_LOST records.
+ * never lost.  Ring drops become in-stream RDT_EV_LOST records.  The file
+ * is flushed every period, so a killed job's file ends on a whole record.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -219,6 +220,11 @@ static void *writer(void *arg)
 		}
 		drain();
 		write_upto(mono() - HOLD_NS);
+		/* Whole records in the file at every period: a job killed
+		 * (a hang's usual end, and the trace then matters most) leaves
+		 * a file that decodes, missing only the last HOLD_NS. */
+		if (fflush(fw.f))
+			fw.failed = true;
 		pthread_mutex_unlock(&fw.lock);
 	}
 	return NULL;

@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static ncclProfiler_v2_t *p2;
 static ncclProfiler_v1_t *p1;
 static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
 static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
-	   do_fork;
+	   do_fork, crash;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -723,6 +724,7 @@ int main(int argc, char **argv)
 		{ "truth", required_argument, NULL, 't' },
 		{ "hold-ms", required_argument, NULL, 'h' },
 		{ "fork", no_argument, NULL, 'f' },
+		{ "crash", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth_path = NULL;
@@ -742,6 +744,7 @@ int main(int argc, char **argv)
 		case 't': truth_path = optarg; break;
 		case 'h': hold_ms = atoi(optarg); break;
 		case 'f': do_fork = 1; break;
+		case 'k': crash = 1; break;
 		default: return 2;
 		}
 	}
@@ -828,6 +831,13 @@ int main(int argc, char **argv)
 		fwrite(pas[i].buf, 1, pas[i].len, truth);
 		free(cs[i].buf);
 		free(pas[i].buf);
+	}
+	/* --crash: killed before any finalize or exit handler, as a hung job
+	 * is by its scheduler, once the plugin's writer has had its time. */
+	if (crash) {
+		fflush(truth);
+		usleep(300 * 1000);
+		raise(SIGKILL);
 	}
 	/* --fork: a child (a data loader, say) that makes a communicator of
 	 * its own while the parent's are live: one Group event, finalize.
