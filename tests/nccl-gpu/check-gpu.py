@@ -24,6 +24,14 @@ its own "host" for NCCL, so they talk over NCCL's network transport):
 - --stats: every collective with GPU time, each rank's GPU clock pairs
   (two per kernel channel) and launches (one per Coll);
 - nothing lost;
+- --graph (AllReduces captured into a CUDA graph, "graph":1 lines, then
+  the graph launched, GraphReplay lines): NCCL 2.28 reports a capture as
+  GroupApi, CollApi (graph_captured 1; every other CollApi 0) and
+  KernelLaunch only, inside the call's window; each launch of the graph
+  then brings one Coll per captured call, from a proxy thread, whose parent
+  is that call's CollApi, seq going on from the uncaptured ones, with its
+  kernel channels and proxy ops; the GPU spans of one launch's Colls add up
+  to no more than its cudaEvent time;
 - --bpf: one nccl_call per NCCL call of the job, returning 0, with the
   job's count, rank and nranks.
 """
@@ -56,10 +64,13 @@ bpf = "--bpf" in sys.argv
 truth_f, json_f, db_f, stats_f = args
 truth = [json.loads(l) for l in open(truth_f) if l.startswith("{")]
 calls = collections.defaultdict(list)
+replays = []
 done = {}
 for t in truth:
     if t.get("done"):
         done[t["pid"]] = t
+    elif t["func"] == "GraphReplay":
+        replays.append(t)
     else:
         calls[t["pid"]].append(t)
 nranks = len(done)
@@ -87,20 +98,26 @@ for pid, d in sorted(done.items(), key=lambda x: x[1]["rank"]):
     if (ci["rank"], ci["nranks"], ci["abi"]) != (r, nranks, abi):
         fail(f"rank {r}: comm init {ci}, want rank {r} nranks {nranks} abi {abi} (NCCL {version})")
     comm_ids.add(ci["comm_id"])
-    colls = [e for e in mine if e["type"] == "np_coll"]
-    want = [c for c in calls[pid] if c["func"] != "SendRecv"]
+    capi = {e["id"]: e for e in mine if e["type"] == "np_coll_api"}
+    allc = [e for e in mine if e["type"] == "np_coll"]
+    seqs = collections.Counter()
+    for c in allc:
+        if c["seq"] != seqs[c["func"]]:
+            fail(f"rank {r}: {c['func']} seq {c['seq']}, want {seqs[c['func']]}")
+        seqs[c["func"]] += 1
+    graphed = [c for c in allc if abi >= 5 and capi[c["parent"]]["graph_captured"]]
+    colls = [c for c in allc if c not in graphed]
+    want = [c for c in calls[pid] if c["func"] != "SendRecv" and not c.get("graph")]
+    gwant = [c for c in calls[pid] if c.get("graph")]
+    greps = [t for t in replays if t["pid"] == pid]
     if len(colls) != len(want):
         fail(f"rank {r}: {len(colls)} Coll events, the job made {len(want)} collectives")
-    seq = collections.Counter()
     for c, w in zip(colls, want):
         fine = c["func"] == w["func"] and (
             (c["count"], c["datatype"]) == (w["count"], "ncclFloat32") or
             (c["count"], c["datatype"]) == (w["bytes"], "ncclInt8"))
         if not fine:
             fail(f"rank {r}: Coll {c['func']} {c['count']} {c['datatype']}, the job called {w}")
-        if c["seq"] != seq[c["func"]]:
-            fail(f"rank {r}: {c['func']} seq {c['seq']}, want {seq[c['func']]}")
-        seq[c["func"]] += 1
         if not w["enq_start_ns"] <= c["ts_ns"] <= w["enq_end_ns"]:
             fail(f"rank {r}: Coll at {c['ts_ns']}, outside the call "
                  f"[{w['enq_start_ns']}, {w['enq_end_ns']}]")
@@ -109,7 +126,23 @@ for pid, d in sorted(done.items(), key=lambda x: x[1]["rank"]):
     ids = {c["id"]: w for c, w in zip(colls, want)}
     kch = [e for e in mine if e["type"] == "np_kernel_ch"]
     kstop = {e["id"] for e in mine if e["type"] == "np_state" and e["state"] == "KernelChStop"}
-    for c in colls:
+    if gwant and abi >= 5:
+        gapi = sorted((e for e in capi.values() if e["graph_captured"]),
+                      key=lambda e: e["ts_ns"])
+        if len(gapi) != len(gwant):
+            fail(f"rank {r}: {len(gapi)} captured CollApi, the job captured {len(gwant)}")
+        for a, w in zip(gapi, gwant):
+            if (a["func"], a["count"]) != (w["func"], w["count"]) or \
+               not w["enq_start_ns"] <= a["ts_ns"] <= w["enq_end_ns"]:
+                fail(f"rank {r}: captured CollApi {a}, the job captured {w}")
+        if len(graphed) != len(gwant) * len(greps):
+            fail(f"rank {r}: {len(graphed)} Colls of graph launches, want "
+                 f"{len(gwant)} x {len(greps)}")
+        for k, c in enumerate(graphed):
+            if c["parent"] != gapi[k % len(gapi)]["id"] or \
+               (c["func"], c["count"]) != (gwant[0]["func"], gwant[0]["count"]):
+                fail(f"rank {r}: graph launch Coll {c}")
+    for c in colls + graphed:
         ks = [k for k in kch if k["parent"] == c["id"]]
         if not ks or any(k["gpu_start"] == 0 or k["id"] not in kstop for k in ks):
             fail(f"rank {r}: Coll {c['func']} seq {c['seq']}: kernel channels {ks}")
@@ -121,7 +154,7 @@ for pid, d in sorted(done.items(), key=lambda x: x[1]["rank"]):
                 if not steps[e["id"]]:
                     fail(f"rank {r}: ProxyOp {e['id']} without steps")
                 ops[e["parent"]].add(e["is_send"])
-        for c in colls:
+        for c in colls + graphed:
             if c["func"] == "AllReduce" and ops[c["id"]] != {0, 1}:
                 fail(f"rank {r}: AllReduce seq {c['seq']}: ProxyOps is_send {ops[c['id']]}")
         p2p = sorted((e["func"], e["peer"], e["count"]) for e in mine if e["type"] == "np_p2p")
@@ -136,17 +169,29 @@ for pid, d in sorted(done.items(), key=lambda x: x[1]["rank"]):
     db = sqlite3.connect(db_f)
     rows = db.execute("SELECT ev_id, func, gpu_ns FROM nccl_plugin_colls "
                       "WHERE pid = ? ORDER BY start_ns", (pid,)).fetchall()
-    if len(rows) != len(colls):
-        fail(f"rank {r}: {len(rows)} nccl_plugin_colls rows, {len(colls)} Colls")
+    if len(rows) != len(allc):
+        fail(f"rank {r}: {len(rows)} nccl_plugin_colls rows, {len(allc)} Colls")
     worst = 0.0
+    gns = {c["id"]: 0 for c in graphed}
     for ev_id, func, gpu_ns in rows:
+        if ev_id in gns:
+            gns[ev_id] = gpu_ns or 0
+            continue
         w = ids[ev_id]
         ev_ns = w["gpu_us"] * 1000
         if not gpu_ns or gpu_ns <= 0 or gpu_ns > ev_ns * 1.01 + 20000:
             fail(f"rank {r}: {func} GPU {gpu_ns} ns by the plugin, {ev_ns:.0f} ns by cudaEvents")
         worst = max(worst, gpu_ns / ev_ns)
-    report.append(f"rank {r} (pid {pid}): {len(colls)} Colls, {len(kch)} kernel "
-                  f"channels, GPU span / cudaEvent time <= {worst:.3f}")
+    n = len(gwant)
+    for k, t in enumerate(greps):
+        spent = sum(gns[c["id"]] for c in graphed[k * n:(k + 1) * n])
+        if not 0 < spent <= t["gpu_us"] * 1000 * 1.01 + 20000:
+            fail(f"rank {r}: graph launch {k}: GPU {spent} ns by the plugin, "
+                 f"{t['gpu_us']:.1f} us by cudaEvents")
+        worst = max(worst, spent / (t["gpu_us"] * 1000))
+    report.append(f"rank {r} (pid {pid}): {len(colls)} Colls, {len(graphed)} of "
+                  f"{len(greps)} graph launches, {len(kch)} kernel channels, "
+                  f"GPU span / cudaEvent time <= {worst:.3f}")
 
     if bpf:
         nc = [e for e in ev if e.get("source") == "bpf" and e["type"] == "nccl_call"
@@ -174,14 +219,17 @@ for f in npst["collectives"]:
     if f["gpu_count"] != f["count"]:
         fail(f"--stats: {f['func']}: {f['gpu_count']} of {f['count']} with GPU time")
 total = sum(f["count"] for f in npst["collectives"])
-if total != sum(len([c for c in calls[p] if c["func"] != "SendRecv"]) for p in done):
+if total != sum(1 for e in np if e["type"] == "np_coll"):
     fail(f"--stats: {total} collectives")
 for g in npst["gpu_clocks"]:
     mine = by_pid[g["pid"]]
     nk = sum(1 for e in mine if e["type"] == "np_kernel_ch")
     nc = sum(1 for e in mine if e["type"] == "np_coll")
-    if g["pairs"] != 2 * nk or g["launches"] != nc or g["launch_avg_ns"] < 0:
+    if g["pairs"] != 2 * nk or g["launches"] != nc:
         fail(f"--stats GPU clock {g}: {nk} kernel channels, {nc} Colls")
 print(f"NCCL {version}: profiler v{abi}, {nranks} rank(s), comm {comm_ids.pop()}")
 for line in report:
     print(line)
+for g in npst["gpu_clocks"]:
+    print(f"pid {g['pid']}: GPU clock from {g['pairs']} pairs, launch "
+          f"{g['launch_avg_ns'] / 1000:.1f} us on average")

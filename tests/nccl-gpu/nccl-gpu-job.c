@@ -37,7 +37,9 @@
 /* The CUDA runtime calls the job makes (cuda_runtime_api.h, CUDA 13). */
 typedef int cuda_err;
 typedef struct CUevent_st *cuda_event;
-enum { H2D = 1, D2H = 2 };
+typedef struct CUgraph_st *cuda_graph;
+typedef struct CUgraphExec_st *cuda_graph_exec;
+enum { H2D = 1, D2H = 2, CAPTURE_THREAD_LOCAL = 1 };
 
 static struct {
 	cuda_err (*set_device)(int);
@@ -52,6 +54,13 @@ static struct {
 	cuda_err (*event_sync)(cuda_event);
 	cuda_err (*event_elapsed)(float *, cuda_event, cuda_event);
 	const char *(*error_string)(cuda_err);
+	cuda_err (*begin_capture)(cudaStream_t, int);
+	cuda_err (*end_capture)(cudaStream_t, cuda_graph *);
+	cuda_err (*graph_instantiate)(cuda_graph_exec *, cuda_graph,
+				      unsigned long long);
+	cuda_err (*graph_launch)(cuda_graph_exec, cudaStream_t);
+	cuda_err (*graph_exec_destroy)(cuda_graph_exec);
+	cuda_err (*graph_destroy)(cuda_graph);
 } cu;
 
 static struct {
@@ -150,6 +159,12 @@ static void load(void)
 	C(event_sync, "cudaEventSynchronize");
 	C(event_elapsed, "cudaEventElapsedTime");
 	C(error_string, "cudaGetErrorString");
+	C(begin_capture, "cudaStreamBeginCapture");
+	C(end_capture, "cudaStreamEndCapture");
+	C(graph_instantiate, "cudaGraphInstantiate");
+	C(graph_launch, "cudaGraphLaunch");
+	C(graph_exec_destroy, "cudaGraphExecDestroy");
+	C(graph_destroy, "cudaGraphDestroy");
 	N(get_version, "ncclGetVersion");
 	N(get_unique_id, "ncclGetUniqueId");
 	N(init_rank, "ncclCommInitRank");
@@ -175,7 +190,7 @@ static uint64_t mono_ns(void)
 }
 
 struct job {
-	int ranks, iters, nsizes;
+	int ranks, iters, nsizes, graph;
 	size_t bytes[16];
 	int device;
 };
@@ -337,6 +352,62 @@ static int run_rank(const struct job *j, int rank, int idfd_r, int idfd_w)
 			expect(hr, cnt, (float)(100 + prev), "Recv result");
 		}
 	}
+	/*
+	 * --graph K: K AllReduces captured into a CUDA graph (their enqueue
+	 * is timed, as "graph":1 lines), then the graph launched twice and
+	 * checked each time.  NCCL enqueues while capturing; what it tells
+	 * its profiler at a replay is NCCL's to say.
+	 */
+	if (j->graph) {
+		size_t cnt = max / sizeof(float);
+		float want = (float)n * (n + 1) / 2;
+		cuda_graph g;
+		cuda_graph_exec x;
+
+		/* In place, K times: sum(r + 1) * n^(K-1) everywhere. */
+		for (int k = 1; k < j->graph; k++)
+			want *= (float)n;
+		fill(hs, cnt, (float)(rank + 1));
+		CU(cu.memcpy(ds, hs, cnt * sizeof(float), H2D));
+		CU(cu.stream_sync(s));
+		CU(cu.begin_capture(s, CAPTURE_THREAD_LOCAL));
+		for (int k = 0; k < j->graph; k++) {
+			uint64_t t0 = mono_ns(), t1;
+
+			NC(nc.all_reduce(ds, ds, cnt, ncclFloat32, ncclSum,
+					 comm, s));
+			t1 = mono_ns();
+			printf("{\"rank\":%d,\"pid\":%d,\"func\":\"AllReduce\","
+			       "\"count\":%zu,\"bytes\":%zu,\"iter\":%d,"
+			       "\"graph\":1,\"enq_start_ns\":%llu,"
+			       "\"enq_end_ns\":%llu}\n", rank, (int)getpid(),
+			       cnt, cnt * sizeof(float), k,
+			       (unsigned long long)t0, (unsigned long long)t1);
+		}
+		CU(cu.end_capture(s, &g));
+		CU(cu.graph_instantiate(&x, g, 0));
+		for (int rep = 0; rep < 2; rep++) {
+			float ms;
+
+			/* in place: each replay starts from rank + 1 again */
+			CU(cu.memcpy(ds, hs, cnt * sizeof(float), H2D));
+			CU(cu.event_record(a, s));
+			CU(cu.graph_launch(x, s));
+			CU(cu.event_record(b, s));
+			CU(cu.event_sync(b));
+			CU(cu.event_elapsed(&ms, a, b));
+			printf("{\"rank\":%d,\"pid\":%d,\"func\":\"GraphReplay\","
+			       "\"count\":%zu,\"iter\":%d,\"gpu_us\":%.3f}\n",
+			       rank, (int)getpid(), cnt, rep, ms * 1000.0);
+			CU(cu.memcpy(hr, ds, cnt * sizeof(float), D2H));
+			expect(hr, cnt, want, "graph replay result");
+		}
+		/* Before ncclCommDestroy: the graph holds NCCL's persistent
+		 * work, and the destroy waits for it (it hung, with and
+		 * without the plugin, on NCCL 2.28.3). */
+		CU(cu.graph_exec_destroy(x));
+		CU(cu.graph_destroy(g));
+	}
 	CU(cu.stream_sync(s));
 	NC(nc.destroy(comm));
 	CU(cu.free(ds));
@@ -352,7 +423,8 @@ static int run_rank(const struct job *j, int rank, int idfd_r, int idfd_w)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: nccl-gpu-job [--ranks N] [--iters K] [--bytes B[,B..]] [--device D]\n");
+		"usage: nccl-gpu-job [--ranks N] [--iters K] [--bytes B[,B..]] [--device D]\n"
+		"                    [--graph K]\n");
 	exit(2);
 }
 
@@ -374,6 +446,8 @@ int main(int argc, char **argv)
 			j.iters = (int)strtol(v, &end, 10);
 		else if (!strcmp(argv[i], "--device"))
 			j.device = (int)strtol(v, &end, 10);
+		else if (!strcmp(argv[i], "--graph"))
+			j.graph = (int)strtol(v, &end, 10);
 		else if (!strcmp(argv[i], "--bytes")) {
 			const char *p = v;
 
@@ -392,7 +466,8 @@ int main(int argc, char **argv)
 	}
 	if (!j.nsizes)
 		j.bytes[j.nsizes++] = 1 << 20;
-	if (j.ranks < 1 || j.ranks > 64 || j.iters < 1)
+	if (j.ranks < 1 || j.ranks > 64 || j.iters < 1 || j.graph < 0 ||
+	    j.graph > 8)
 		usage();
 	for (int k = 0; k < j.nsizes; k++)
 		if (j.bytes[k] < sizeof(float) || j.bytes[k] % sizeof(float))
@@ -407,7 +482,7 @@ int main(int argc, char **argv)
 		if (pids[r] < 0)
 			die("fork", strerror(errno));
 		if (pids[r] == 0)
-			_exit(run_rank(&j, r, fds[0], fds[1]));
+			exit(run_rank(&j, r, fds[0], fds[1]));
 	}
 	close(fds[0]);
 	close(fds[1]);
