@@ -425,6 +425,15 @@ int rdt_np_linger_push(struct rdt_np_linger *l, uint32_t host, uint32_t pid,
  * past RDT_NP_LINGER_MAX; *forced: retire it whatever it waits for. */
 bool rdt_np_linger_pop(struct rdt_np_linger *l, uint64_t now,
 		       struct rdt_np_linger_ent *out, bool *forced);
+/* Hands each due id to @check, which retires it (and returns 0), or
+ * returns the trace time it is due again (forced: it must retire it). */
+void rdt_np_linger_run(struct rdt_np_linger *l, uint64_t now, void *ctx,
+		       uint64_t (*check)(void *ctx,
+					 const struct rdt_np_linger_ent *e,
+					 bool forced, uint64_t now));
+/* The due time of a kept collective with @open children, the last seen
+ * at @last: 0 if it may go at @now. */
+uint64_t rdt_np_linger_due(uint32_t open, uint64_t last, uint64_t now);
 void rdt_np_linger_free(struct rdt_np_linger *l);
 
 /* RDMA device names and their ib_device indexes, from RDMA netlink

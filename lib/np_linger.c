@@ -59,6 +59,31 @@ bool rdt_np_linger_pop(struct rdt_np_linger *l, uint64_t now,
 	return true;
 }
 
+void rdt_np_linger_run(struct rdt_np_linger *l, uint64_t now, void *ctx,
+		       uint64_t (*check)(void *ctx,
+					 const struct rdt_np_linger_ent *e,
+					 bool forced, uint64_t now))
+{
+	struct rdt_np_linger_ent e;
+	uint64_t due;
+	bool forced;
+
+	while (rdt_np_linger_pop(l, now, &e, &forced)) {
+		due = check(ctx, &e, forced, now);
+		/* Requeued only to a later time: this loop ends. */
+		if (due > now && rdt_np_linger_push(l, e.host, e.pid, e.id, due))
+			check(ctx, &e, true, now);
+	}
+}
+
+/* When a kept collective may go: @open children, the last seen at @last. */
+uint64_t rdt_np_linger_due(uint32_t open, uint64_t last, uint64_t now)
+{
+	uint64_t due = (open ? now : last) + RDT_NP_LINGER_NS;
+
+	return due > now ? due : 0;
+}
+
 void rdt_np_linger_free(struct rdt_np_linger *l)
 {
 	free(l->v);

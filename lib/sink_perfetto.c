@@ -701,24 +701,20 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	np_del(p, e);
 }
 
-/* Forget the stopped collectives due at @now whose children are done. */
-static void np_linger(struct pf *p, uint64_t now)
+/* A kept Coll or P2p due: forgotten once its children are done. */
+static uint64_t np_linger_check(void *ctx, const struct rdt_np_linger_ent *l,
+				bool forced, uint64_t now)
 {
-	struct rdt_np_linger_ent l;
-	struct np_open *e;
-	bool forced;
+	struct pf *p = ctx;
+	struct np_open *e = np_find(p, l->host, l->pid, l->id);
+	uint64_t due;
 
-	while (rdt_np_linger_pop(&p->linger, now, &l, &forced)) {
-		e = np_find(p, l.host, l.pid, l.id);
-		if (!e)
-			continue;
-		if (!forced && (e->open_kids || e->last + RDT_NP_LINGER_NS > now) &&
-		    !rdt_np_linger_push(&p->linger, l.host, l.pid, l.id,
-					(e->open_kids ? now : e->last) +
-					RDT_NP_LINGER_NS))
-			continue;
+	if (!e)
+		return 0;
+	due = forced ? 0 : rdt_np_linger_due(e->open_kids, e->last, now);
+	if (!due)
 		np_del(p, e);
-	}
+	return due;
 }
 
 static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
@@ -727,7 +723,7 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 	struct np_open *e;
 
 	if (p->linger.n)
-		np_linger(p, ev->ts);
+		rdt_np_linger_run(&p->linger, ev->ts, p, np_linger_check);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		np_stop(s, ev);

@@ -320,25 +320,25 @@ static void retire(struct rdt_np_stats *s, struct np_ev *e)
 	del(s, e);
 }
 
-/* Retire the stopped collectives due at @now whose children are done;
- * those with children open or recently seen wait another round. */
+/* A kept collective due: retired once its children are done. */
+static uint64_t linger_check(void *ctx, const struct rdt_np_linger_ent *l,
+			     bool forced, uint64_t now)
+{
+	struct rdt_np_stats *s = ctx;
+	struct np_ev *e = find(s, l->host, l->pid, l->id);
+	uint64_t due;
+
+	if (!e)
+		return 0;
+	due = forced ? 0 : rdt_np_linger_due(e->open_kids, e->last, now);
+	if (!due)
+		retire(s, e);
+	return due;
+}
+
 static void linger(struct rdt_np_stats *s, uint64_t now)
 {
-	struct rdt_np_linger_ent l;
-	struct np_ev *e;
-	bool forced;
-
-	while (rdt_np_linger_pop(&s->linger, now, &l, &forced)) {
-		e = find(s, l.host, l.pid, l.id);
-		if (!e)
-			continue;
-		if (!forced && (e->open_kids || e->last + RDT_NP_LINGER_NS > now) &&
-		    !rdt_np_linger_push(&s->linger, l.host, l.pid, l.id,
-					(e->open_kids ? now : e->last) +
-					RDT_NP_LINGER_NS))
-			continue;
-		retire(s, e);
-	}
+	rdt_np_linger_run(&s->linger, now, s, linger_check);
 }
 
 static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
