@@ -236,15 +236,16 @@ static const char *const sql[ST_MAX] = {
  * before the batch is written. */
 #define BATCH 64
 
-enum { C_NULL, C_INT, C_DBL, C_TXT };
+enum { C_UNSET, C_NULL, C_INT, C_DBL, C_TXT, C_STR };
 
 struct cell {
 	union {
 		int64_t i;
 		double d;
 		size_t off;	/* C_TXT: in the table's txt */
+		const char *p;	/* C_STR: a constant string */
 	} v;
-	int n;			/* C_TXT: bytes */
+	int n;			/* C_TXT, C_STR: bytes */
 	int t;
 };
 
@@ -252,6 +253,7 @@ struct table {
 	sqlite3_stmt *one, *many;	/* one row; batch rows */
 	int ncols, nrows, batch;
 	struct cell *cells;		/* batch * ncols */
+	struct cell *bound;		/* what many holds, but C_TXT */
 	char *txt;			/* the batch's strings */
 	size_t txt_len, txt_cap;
 	bool oom;
@@ -308,6 +310,17 @@ static __attribute__((noinline)) void bt(struct binder *b, const char *v, int ma
 	t->txt_len += n;
 }
 
+/* A string that lives as long as the program (a name table's, a literal):
+ * not copied, and not bound again where the batch before had it. */
+static __attribute__((noinline)) void bs(struct binder *b, const char *v, int max)
+{
+	struct cell *c = &b->c[b->i++];
+
+	c->t = C_STR;
+	c->v.p = v;
+	c->n = (int)strnlen(v, (size_t)max);
+}
+
 static void bnull(struct binder *b)
 {
 	b->c[b->i++].t = C_NULL;
@@ -334,10 +347,35 @@ static struct binder start(struct sq *q, int which)
 	return (struct binder){ t, t->cells + t->nrows * t->ncols, 0 };
 }
 
-static void bind_cells(sqlite3_stmt *s, const struct table *t,
-		       const struct cell *c, int n)
+static bool same(const struct cell *a, const struct cell *b)
 {
-	for (int j = 0; j < n; j++)
+	if (a->t != b->t)
+		return false;
+	switch (a->t) {
+	case C_NULL:
+		return true;
+	case C_INT:
+	case C_DBL:	/* the same bits */
+		return a->v.i == b->v.i;
+	case C_STR:
+		return a->v.p == b->v.p && a->n == b->n;
+	default:	/* C_TXT: its buffer is rewritten */
+		return false;
+	}
+}
+
+/* @prev: what @s holds from its last run (a binding outlives a reset):
+ * a number or NULL that is already there is not bound again (host, pid,
+ * the NULL columns of a verb: about half of a batch's values). */
+static void bind_cells(sqlite3_stmt *s, const struct table *t,
+		       const struct cell *c, int n, struct cell *prev)
+{
+	for (int j = 0; j < n; j++) {
+		if (prev) {
+			if (same(&c[j], &prev[j]))
+				continue;
+			prev[j] = c[j];
+		}
 		switch (c[j].t) {
 		case C_INT:
 			sqlite3_bind_int64(s, j + 1, c[j].v.i);
@@ -349,9 +387,14 @@ static void bind_cells(sqlite3_stmt *s, const struct table *t,
 			sqlite3_bind_text(s, j + 1, t->txt + c[j].v.off, c[j].n,
 					  SQLITE_STATIC);
 			break;
+		case C_STR:
+			sqlite3_bind_text(s, j + 1, c[j].v.p, c[j].n,
+					  SQLITE_STATIC);
+			break;
 		default:
 			sqlite3_bind_null(s, j + 1);
 		}
+	}
 }
 
 /* The one-row INSERT repeated: "... VALUES(?,..),(?,..),...". */
@@ -395,12 +438,13 @@ static void flush(struct sq *q, struct table *t)
 		free(s);
 	}
 	if (t->nrows == t->batch && t->many) {
-		bind_cells(t->many, t, t->cells, t->nrows * t->ncols);
+		bind_cells(t->many, t, t->cells, t->nrows * t->ncols, t->bound);
 		sqlite3_step(t->many);
 		sqlite3_reset(t->many);
 	} else {
 		for (int r = 0; r < t->nrows; r++) {
-			bind_cells(t->one, t, t->cells + r * t->ncols, t->ncols);
+			bind_cells(t->one, t, t->cells + r * t->ncols, t->ncols,
+				   NULL);
 			sqlite3_step(t->one);
 			sqlite3_reset(t->one);
 		}
@@ -460,7 +504,7 @@ static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
 	struct binder b = start(q, ST_VERB);
 
 	common(&b, ev, true, true);
-	bt(&b, rdt_type_name(ev->rec.hdr.type), 64);
+	bs(&b, rdt_type_name(ev->rec.hdr.type), 64);
 #define OPT(x) do { if ((x) >= 0) bi(&b, x); else bnull(&b); } while (0)
 	OPT(v.qpn);
 	OPT(v.cq);
@@ -470,7 +514,7 @@ static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
 	else
 		bnull(&b);
 	if (v.op)
-		bt(&b, v.op, 64);
+		bs(&b, v.op, 64);
 	else
 		bnull(&b);
 	OPT(v.len);
@@ -523,7 +567,7 @@ static void nccl(struct sq *q, const struct rdt_event *ev)
 	bi(&b, ev->rec.hdr.pid);
 	bi(&b, ev->rec.hdr.tid);
 	bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
-	bt(&b, rdt_nccl_fn_name(c->fn), 64);
+	bs(&b, rdt_nccl_fn_name(c->fn), 64);
 	bi(&b, (int64_t)c->count);
 	bi(&b, c->datatype);
 	bi(&b, c->op);
@@ -551,13 +595,13 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 	uint64_t post_ts = 0;
 
 	common(&b, ev, true, true);
-	bt(&b, rxe ? "rxe" : "poll_cq", 16);
+	bs(&b, rxe ? "rxe" : "poll_cq", 16);
 	bi(&b, rxe ? r->rxe_cqe.cq_id : r->wc.cq_id);
 	bi(&b, rxe ? r->rxe_cqe.qpn : r->wc.qpn);
 	bi(&b, (int64_t)(rxe ? r->rxe_cqe.wr_id : r->wc.wr_id));
 	bi(&b, status);
-	bt(&b, rdt_wc_status_name(status), 64);
-	bt(&b, rdt_wc_opcode_name(opcode), 64);
+	bs(&b, rdt_wc_status_name(status), 64);
+	bs(&b, rdt_wc_opcode_name(opcode), 64);
 	bi(&b, rxe ? r->rxe_cqe.byte_len : r->wc.byte_len);
 	if (rxe) {
 		bnull(&b);
@@ -594,8 +638,8 @@ static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
 	if (json && json[0] == ',')
 		json[0] = '{';
 	common(&b, ev, true, false);
-	bt(&b, rdt_type_name(r->hdr.type), 64);
-	bt(&b, rdt_np_type_name(r->np_stop.ids.ntype), 64);
+	bs(&b, rdt_type_name(r->hdr.type), 64);
+	bs(&b, rdt_np_type_name(r->np_stop.ids.ntype), 64);
 	bhex(&b, r->np_stop.ids.id);
 	bhex(&b, r->np_stop.ids.parent);
 	bhex(&b, r->np_stop.ids.comm_id);
@@ -635,7 +679,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		b = start(q, ST_LOST);
 		bi(&b, (int64_t)ev->ts);
 		bi(&b, ev->src);
-		bt(&b, rdt_source_name(r->lost.lost_source), 16);
+		bs(&b, rdt_source_name(r->lost.lost_source), 16);
 		if (r->lost.lost_cpu == UINT32_MAX)
 			bnull(&b);
 		else
@@ -651,7 +695,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, (int64_t)ev->ts);
 		bi(&b, ev->host);
 		bi(&b, r->hdr.dev);
-		bt(&b, rdt_type_name(r->hdr.type) + 7, 16);
+		bs(&b, rdt_type_name(r->hdr.type) + 7, 16);
 		bt(&b, r->device.name, RDT_NAME_LEN);
 		bt(&b, r->device.old_name, RDT_NAME_LEN);
 		bhex(&b, be64toh(r->device.node_guid));
@@ -736,9 +780,9 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		b = start(q, ST_QPS);
 		common(&b, ev, false, true);
 		bi(&b, m->qpn);
-		bt(&b, rdt_qp_state_name(m->old_state), 8);
-		bt(&b, rdt_qp_state_name(m->new_state), 8);
-		bt(&b, rdt_qp_state_name(m->cur_state), 8);
+		bs(&b, rdt_qp_state_name(m->old_state), 8);
+		bs(&b, rdt_qp_state_name(m->new_state), 8);
+		bs(&b, rdt_qp_state_name(m->cur_state), 8);
 		bi(&b, m->attr_mask);
 		bi(&b, m->dest_qpn);
 		bi(&b, m->sq_psn);
@@ -760,7 +804,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, ev->host);
 		bi(&b, r->hdr.pid);
 		bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
-		bt(&b, rdt_nccl_fn_name(r->nccl_comm.fn), 64);
+		bs(&b, rdt_nccl_fn_name(r->nccl_comm.fn), 64);
 		bhex(&b, r->nccl_comm.comm);
 		bhex(&b, r->nccl_comm.comm_hash);
 		bi(&b, r->nccl_comm.rank);
@@ -820,7 +864,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, r->hdr.dev);
 		bi(&b, r->rxe_retry.qpn);
 		bi(&b, r->rxe_retry.psn);
-		bt(&b, r->rxe_retry.kind == RDT_RXE_RETRANSMIT ? "retransmit" :
+		bs(&b, r->rxe_retry.kind == RDT_RXE_RETRANSMIT ? "retransmit" :
 		       r->rxe_retry.kind == RDT_RXE_RNR ? "rnr" :
 		       r->rxe_retry.kind == RDT_RXE_NAK_SEQ ? "nak_seq" : "?", 16);
 		done(q, &b);
@@ -830,7 +874,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, (int64_t)ev->ts);
 		bi(&b, ev->host);
 		bi(&b, r->hdr.pid);
-		bt(&b, r->coll_mark.phase ? "end" : "begin", 8);
+		bs(&b, r->coll_mark.phase ? "end" : "begin", 8);
 		bi(&b, r->coll_mark.op);
 		bi(&b, (int64_t)r->coll_mark.bytes);
 		bi(&b, (int64_t)r->coll_mark.seq);
@@ -851,7 +895,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 			bi(&b, r->hdr.dev);
 		bt(&b, r->port_counter.devname, RDT_NAME_LEN);
 		bi(&b, r->port_counter.port);
-		bt(&b, r->port_counter.kind == RDT_CTR_HW_COUNTERS ?
+		bs(&b, r->port_counter.kind == RDT_CTR_HW_COUNTERS ?
 		       "hw_counters" : "counters", 16);
 		bt(&b, r->port_counter.name, RDT_CTR_NAME_LEN);
 		bi(&b, r->port_counter.delta);
@@ -906,13 +950,13 @@ static void hosts(struct sq *q, struct rdt_reader *r)
 		bt(&b, fh->boot_id, sizeof(fh->boot_id));
 		if (rdt_clock_host_info(rdt_reader_clock(r), h, &ref, &off,
 					&err, &pairs)) {
-			bt(&b, "messages", 16);
+			bs(&b, "messages", 16);
 			bi(&b, ref);
 			bi(&b, off);
 			bi(&b, err);
 			bi(&b, (int64_t)pairs);
 		} else {
-			bt(&b, n <= 1 ? "monotonic" : h ? "header" : "reference", 16);
+			bs(&b, n <= 1 ? "monotonic" : h ? "header" : "reference", 16);
 			bnull(&b);
 			bnull(&b);
 			bnull(&b);
@@ -936,6 +980,7 @@ static void free_tables(struct sq *q)
 		sqlite3_finalize(q->t[i].one);
 		sqlite3_finalize(q->t[i].many);
 		free(q->t[i].cells);
+		free(q->t[i].bound);
 		free(q->t[i].txt);
 	}
 }
@@ -954,7 +999,7 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 		rdt_reader_source_stats(r, i, &ss);
 		bi(&b, i);
 		bt(&b, ss.name, 4096);
-		bt(&b, kind_name(ss.kind), 16);
+		bs(&b, kind_name(ss.kind), 16);
 		bt(&b, h->host, sizeof(h->host));
 		bt(&b, h->kernel, sizeof(h->kernel));
 		bt(&b, h->module_version, sizeof(h->module_version));
@@ -1071,7 +1116,8 @@ int rdt_sink_sqlite_init(struct rdt_sink *s)
 		if (t->batch < 1)
 			t->batch = 1;
 		t->cells = calloc((size_t)(t->batch * t->ncols), sizeof(*t->cells));
-		if (!t->cells) {
+		t->bound = calloc((size_t)(t->batch * t->ncols), sizeof(*t->bound));
+		if (!t->cells || !t->bound) {
 			rdt_sink_set_error(s, "sqlite: out of memory");
 			goto fail;
 		}
