@@ -26,4 +26,4 @@ phase() {
 phase deps scripts/deps.sh || exit
 phase debug-kernel $make --no-print-directory debug-kernel || exit
 phase build $make --no-print-directory all || exit
-tests/check --phases "$phases"
+tests/check --phases "$phases" "$@"
