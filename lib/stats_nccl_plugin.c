@@ -7,9 +7,9 @@
  * events; a collective collects what its kernel channels, steps and WRs
  * report as they stop; a Coll stops at enqueue, before its children start,
  * so it stays (np_linger.c) until they are done.  Each process's GPU
- * globaltimer is mapped onto the
- * trace clock by the smallest host - GPU stamp difference seen (NCCL
- * reports a stamp after the GPU wrote it), as lib/SCHEMA.md says.
+ * globaltimer is mapped onto the trace clock by the smallest host - GPU
+ * stamp difference seen (NCCL reports a stamp after the GPU wrote it), as
+ * lib/SCHEMA.md says.
  */
 #include <inttypes.h>
 #include <stdlib.h>
