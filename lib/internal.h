@@ -407,34 +407,56 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
 void rdt_np_stats_print(struct rdt_np_stats *s, FILE *o);
 void rdt_np_stats_print_json(struct rdt_np_stats *s, FILE *o);
 
-/* Stopped NCCL collectives kept for the children NCCL starts after the
- * stop (np_linger.c): a FIFO of ids, each due back at a trace time. */
+/* NCCL profiler plugin events between start and stop, and stopped
+ * collectives kept for the children NCCL starts after the stop
+ * (np_open.c).  A reader's entries begin with struct rdt_np_open_ent;
+ * the table holds entries of the reader's size.  Entries move when one is
+ * started or stopped: look them up again after either. */
 #define RDT_NP_LINGER_NS	(10ull * 1000000000ull)
 #define RDT_NP_LINGER_MAX	(1u << 20)
-struct rdt_np_linger_ent {
+struct rdt_np_open_ent {
+	uint64_t	key;		/* 0: free */
+	uint64_t	id, coll;	/* coll: its collective's id, 0: none */
 	uint32_t	host, pid;
-	uint64_t	id, due;
+	/* a stopped collective: its children still open, when one last
+	 * started or stopped */
+	uint64_t	last;
+	uint32_t	open_kids;
+	bool		stopped;
 };
-struct rdt_np_linger {
-	struct rdt_np_linger_ent *v;
-	size_t		head, n, cap;
+struct np_linger_ent;
+struct rdt_np_open {
+	unsigned char	*v;
+	size_t		n, cap, esz;
+	struct np_linger_ent *q;	/* FIFO of kept collectives */
+	size_t		headq, nq, capq;
+	void		(*retire)(void *ctx, struct rdt_np_open_ent *e);
+	void		*ctx;
 };
-int rdt_np_linger_push(struct rdt_np_linger *l, uint32_t host, uint32_t pid,
-		       uint64_t id, uint64_t due);
-/* The oldest id if it is due at @now (UINT64_MAX: all are), or at once
- * past RDT_NP_LINGER_MAX; *forced: retire it whatever it waits for. */
-bool rdt_np_linger_pop(struct rdt_np_linger *l, uint64_t now,
-		       struct rdt_np_linger_ent *out, bool *forced);
-/* Hands each due id to @check, which retires it (and returns 0), or
- * returns the trace time it is due again (forced: it must retire it). */
-void rdt_np_linger_run(struct rdt_np_linger *l, uint64_t now, void *ctx,
-		       uint64_t (*check)(void *ctx,
-					 const struct rdt_np_linger_ent *e,
-					 bool forced, uint64_t now));
-/* The due time of a kept collective with @open children, the last seen
- * at @last: 0 if it may go at @now. */
-uint64_t rdt_np_linger_due(uint32_t open, uint64_t last, uint64_t now);
-void rdt_np_linger_free(struct rdt_np_linger *l);
+/* @retire (may be NULL) sees each kept collective before it is dropped. */
+void rdt_np_open_init(struct rdt_np_open *t, size_t esz,
+		      void (*retire)(void *ctx, struct rdt_np_open_ent *e),
+		      void *ctx);
+void rdt_np_open_free(struct rdt_np_open *t);
+struct rdt_np_open_ent *rdt_np_open_find(const struct rdt_np_open *t,
+					 uint32_t host, uint32_t pid,
+					 uint64_t id);
+/* A start event's entry, zeroed past its ids (an id started again starts
+ * anew), or NULL without memory.  @root: it is a collective, the root of
+ * what starts under it; *parent: the parent's entry, if open. */
+struct rdt_np_open_ent *rdt_np_open_start(struct rdt_np_open *t,
+					  const struct rdt_event *ev,
+					  bool root,
+					  struct rdt_np_open_ent **parent);
+/* The open collective @e belongs to, not @e itself; or NULL. */
+struct rdt_np_open_ent *rdt_np_open_coll(const struct rdt_np_open *t,
+					 const struct rdt_np_open_ent *e);
+/* @e stopped at @ts: a collective is kept (RDT_NP_LINGER_NS past its
+ * last child), anything else is dropped. */
+void rdt_np_open_stop(struct rdt_np_open *t, struct rdt_np_open_ent *e,
+		      uint64_t ts);
+/* Retire the kept collectives that are due at @now (UINT64_MAX: all). */
+void rdt_np_open_linger(struct rdt_np_open *t, uint64_t now);
 
 /* RDMA device names and their ib_device indexes, from RDMA netlink
  * (devindex.c): 0 with *v (free() it) and *n, or -errno. */

@@ -29,16 +29,9 @@
 
 /* An NCCL profiler plugin event between its start and its stop. */
 struct np_open {
-	uint64_t	key;		/* hash of (host, pid, id), 0: free */
-	uint64_t	id, coll;	/* its collective (root), 0: none */
-	uint32_t	host, pid;
+	struct rdt_np_open_ent o;	/* a Coll or P2p is a root */
 	int32_t		channel;	/* -1: none */
 	uint64_t	gpu_stop;
-	/* a stopped Coll or P2p, kept for its children (np_linger.c): how
-	 * many are open, when one last started or stopped */
-	uint64_t	last;
-	uint32_t	open_kids;
-	bool		stopped;
 	struct {			/* a v1, v2 Coll's np_coll_old */
 		char	op[RDT_NP_STR];
 		uint64_t traffic_bytes;
@@ -57,9 +50,7 @@ struct pf {
 	struct rdt_wrmatch *m;
 	struct np_gpu	*gpu;
 	size_t		ngpu;
-	struct np_open	*np;		/* open addressing, power of two */
-	size_t		nnp, capnp;
-	struct rdt_np_linger linger;
+	struct rdt_np_open np;		/* of struct np_open */
 	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
 	size_t nseen, capseen;
 	uint64_t *comms;	/* comm_hash per NCCL process index */
@@ -343,82 +334,10 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 
 /* ---- NCCL profiler plugin: nested slices per rank, flows coll -> WR ---- */
 
-static uint64_t np_key(uint32_t host, uint32_t pid, uint64_t id)
-{
-	uint64_t k = (id ^ ((uint64_t)pid << 32 | host)) * 0x9e3779b97f4a7c15ull;
-
-	return k ? k : 1;
-}
-
 static struct np_open *np_find(struct pf *p, uint32_t host, uint32_t pid,
 			       uint64_t id)
 {
-	uint64_t k = np_key(host, pid, id);
-
-	if (!p->capnp)
-		return NULL;
-	for (size_t i = k & (p->capnp - 1);; i = (i + 1) & (p->capnp - 1)) {
-		struct np_open *e = &p->np[i];
-
-		if (!e->key)
-			return NULL;
-		if (e->key == k && e->id == id && e->pid == pid && e->host == host)
-			return e;
-	}
-}
-
-static struct np_open *np_add(struct pf *p, uint32_t host, uint32_t pid,
-			      uint64_t id)
-{
-	uint64_t k = np_key(host, pid, id);
-	size_t i;
-
-	if (2 * (p->nnp + 1) > p->capnp) {
-		size_t cap = p->capnp ? 2 * p->capnp : 1024;
-		struct np_open *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return NULL;	/* that event gets no slice */
-		for (size_t j = 0; j < p->capnp; j++) {
-			if (!p->np[j].key)
-				continue;
-			for (i = p->np[j].key & (cap - 1); n[i].key;
-			     i = (i + 1) & (cap - 1))
-				;
-			n[i] = p->np[j];
-		}
-		free(p->np);
-		p->np = n;
-		p->capnp = cap;
-	}
-	for (i = k & (p->capnp - 1); p->np[i].key; i = (i + 1) & (p->capnp - 1))
-		;
-	p->nnp++;
-	p->np[i].key = k;
-	p->np[i].id = id;
-	p->np[i].host = host;
-	p->np[i].pid = pid;
-	return &p->np[i];
-}
-
-/* Backward-shift deletion keeps every probe chain whole. */
-static void np_del(struct pf *p, struct np_open *e)
-{
-	size_t i = (size_t)(e - p->np), j = i, mask = p->capnp - 1;
-
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!p->np[j].key)
-			break;
-		size_t h = p->np[j].key & mask;
-
-		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-			p->np[i] = p->np[j];
-			i = j;
-		}
-	}
-	p->np[i].key = 0;
-	p->nnp--;
+	return (struct np_open *)rdt_np_open_find(&p->np, host, pid, id);
 }
 
 /* Lanes of a rank's track group: what runs where in NCCL. */
@@ -489,31 +408,16 @@ static void np_slice_name(const union rdt_record *r, char *name, size_t len)
 static void np_start(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct pf *p = s->priv;
-	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
-	struct np_open *par = ids->parent ? np_find(p, ev->host, ev->rec.hdr.pid,
-						    ids->parent) : NULL;
-	struct np_open *e = np_find(p, ev->host, ev->rec.hdr.pid, ids->id);
+	struct rdt_np_open_ent *po;
+	struct np_open *par, *e;
 
-	if (!e && !(e = np_add(p, ev->host, ev->rec.hdr.pid, ids->id)))
+	e = (struct np_open *)rdt_np_open_start(&p->np, ev,
+			ev->rec.hdr.type == RDT_EV_NP_COLL ||
+			ev->rec.hdr.type == RDT_EV_NP_P2P, &po);
+	if (!e)
 		return;
-	/* np_add may have moved the table */
-	par = ids->parent ? np_find(p, ev->host, ev->rec.hdr.pid, ids->parent) : NULL;
+	par = (struct np_open *)po;
 	e->start = *ev;
-	e->gpu_stop = 0;
-	e->old.has = 0;
-	e->open_kids = 0;
-	e->stopped = false;
-	e->coll = ev->rec.hdr.type == RDT_EV_NP_COLL ||
-		  ev->rec.hdr.type == RDT_EV_NP_P2P ? ids->id :
-		  par ? par->coll : 0;
-	if (e->coll && e->coll != ids->id) {
-		struct np_open *c = np_find(p, ev->host, ev->rec.hdr.pid, e->coll);
-
-		if (c) {
-			c->open_kids++;
-			c->last = ev->ts;
-		}
-	}
 	e->channel = ev->rec.hdr.type == RDT_EV_NP_PROXY_OP ?
 		     (int32_t)ev->rec.np_proxy_op.channel :
 		     ev->rec.hdr.type == RDT_EV_NP_KERNEL_CH ?
@@ -639,7 +543,7 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	char tn[64], name[96];
 	struct rdt_ob *o;
 
-	if (!e || e->stopped)
+	if (!e || e->o.stopped)
 		return;
 	st = &e->start;
 	pid = nccl_track(s, st->rec.np_stop.ids.comm_id, -1, &tid);
@@ -665,13 +569,7 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_lit(o, "}}");
 	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
 		np_gpu_slice(s, e, pid, tid - lane, st->rec.np_stop.ids.rank);
-	c = e->coll && e->coll != e->id ?
-	    np_find(p, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
-	if (c) {
-		if (c->open_kids)
-			c->open_kids--;
-		c->last = ev->ts;
-	}
+	c = (struct np_open *)rdt_np_open_coll(&p->np, &e->o);
 	if (c && st->rec.hdr.type == RDT_EV_NP_NET_IB) {
 		uint32_t ctid = 1000 + (uint32_t)(c->start.rec.np_stop.ids.rank < 0 ?
 				0 : c->start.rec.np_stop.ids.rank % 4096) * 256 + 1;
@@ -690,31 +588,8 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_ob_c(o, '}');
 	}
 	/* NCCL stops a Coll or P2p at enqueue, before its children start:
-	 * keep it for their flows. */
-	if (e->coll == e->id) {
-		e->stopped = true;
-		e->last = ev->ts;
-		if (!rdt_np_linger_push(&p->linger, e->host, e->pid, e->id,
-					ev->ts + RDT_NP_LINGER_NS))
-			return;
-	}
-	np_del(p, e);
-}
-
-/* A kept Coll or P2p due: forgotten once its children are done. */
-static uint64_t np_linger_check(void *ctx, const struct rdt_np_linger_ent *l,
-				bool forced, uint64_t now)
-{
-	struct pf *p = ctx;
-	struct np_open *e = np_find(p, l->host, l->pid, l->id);
-	uint64_t due;
-
-	if (!e)
-		return 0;
-	due = forced ? 0 : rdt_np_linger_due(e->open_kids, e->last, now);
-	if (!due)
-		np_del(p, e);
-	return due;
+	 * np_open keeps it for their flows. */
+	rdt_np_open_stop(&p->np, &e->o, ev->ts);
 }
 
 static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
@@ -722,8 +597,7 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 	struct pf *p = s->priv;
 	struct np_open *e;
 
-	if (p->linger.n)
-		rdt_np_linger_run(&p->linger, ev->ts, p, np_linger_check);
+	rdt_np_open_linger(&p->np, ev->ts);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		np_stop(s, ev);
@@ -889,8 +763,7 @@ static int pf_close(struct rdt_sink *s, struct rdt_reader *r)
 	ret = rdt_ob_flush(o);
 	rdt_ob_free(o);
 	rdt_wrmatch_free(p->m);
-	free(p->np);
-	rdt_np_linger_free(&p->linger);
+	rdt_np_open_free(&p->np);
 	free(p->gpu);
 	free(p->seen);
 	free(p->comms);
@@ -915,6 +788,7 @@ int rdt_sink_perfetto_init(struct rdt_sink *s)
 		free(p);
 		return -ENOMEM;
 	}
+	rdt_np_open_init(&p->np, sizeof(struct np_open), NULL, NULL);
 	p->sep = "\n";
 	p->seplen = 1;
 	s->priv = p;

@@ -6,7 +6,7 @@
  * latency.  Events are followed from start to stop in one table of open
  * events; a collective collects what its kernel channels, steps and WRs
  * report as they stop; a Coll stops at enqueue, before its children start,
- * so it stays (np_linger.c) until they are done.  Each process's GPU
+ * so it stays (np_open.c) until they are done.  Each process's GPU
  * globaltimer is mapped onto the trace clock by the smallest host - GPU
  * stamp difference seen (NCCL reports a stamp after the GPU wrote it), as
  * lib/SCHEMA.md says.
@@ -18,17 +18,11 @@
 #include "internal.h"
 
 struct np_ev {
-	uint64_t	key;		/* 0: free */
-	uint64_t	id, coll;
-	uint32_t	host, pid;
+	struct rdt_np_open_ent o;
 	uint16_t	type;
 	uint64_t	ts;
 	uint64_t	gpu_start, gpu_stop;	/* KernelCh; coll: min / max */
-	/* a stopped Coll: its enqueue time, its children still open, when
-	 * one last started or stopped */
-	uint64_t	enq_ns, last;
-	uint32_t	open_kids;
-	bool		stopped;
+	uint64_t	enq_ns;			/* a stopped Coll */
 	uint64_t	wrs, wr_bytes, slowest_step;
 	int32_t		device;
 	uint32_t	qpn;
@@ -64,18 +58,22 @@ struct np_proc {
 };
 
 struct rdt_np_stats {
-	struct np_ev	*ev;
-	size_t		nev, cap;
+	struct rdt_np_open open;	/* of struct np_ev */
 	struct np_func	*funcs;
 	struct np_qp	*qps;
 	struct np_proc	*procs;
-	struct rdt_np_linger linger;
 	uint64_t	skipped;
 };
 
+static void retire(void *ctx, struct rdt_np_open_ent *o);
+
 struct rdt_np_stats *rdt_np_stats_new(void)
 {
-	return calloc(1, sizeof(struct rdt_np_stats));
+	struct rdt_np_stats *s = calloc(1, sizeof(*s));
+
+	if (s)
+		rdt_np_open_init(&s->open, sizeof(struct np_ev), retire, s);
+	return s;
 }
 
 void rdt_np_stats_free(struct rdt_np_stats *s)
@@ -100,86 +98,14 @@ void rdt_np_stats_free(struct rdt_np_stats *s)
 		free(s->procs);
 		s->procs = n;
 	}
-	rdt_np_linger_free(&s->linger);
-	free(s->ev);
+	rdt_np_open_free(&s->open);
 	free(s);
-}
-
-static uint64_t key(uint32_t host, uint32_t pid, uint64_t id)
-{
-	uint64_t k = (id ^ ((uint64_t)pid << 32 | host)) * 0x9e3779b97f4a7c15ull;
-
-	return k ? k : 1;
 }
 
 static struct np_ev *find(struct rdt_np_stats *s, uint32_t host, uint32_t pid,
 			  uint64_t id)
 {
-	uint64_t k = key(host, pid, id);
-
-	for (size_t i = s->cap ? k & (s->cap - 1) : 0; s->cap;
-	     i = (i + 1) & (s->cap - 1)) {
-		struct np_ev *e = &s->ev[i];
-
-		if (!e->key)
-			return NULL;
-		if (e->key == k && e->id == id && e->pid == pid && e->host == host)
-			return e;
-	}
-	return NULL;
-}
-
-static struct np_ev *add(struct rdt_np_stats *s, uint32_t host, uint32_t pid,
-			 uint64_t id)
-{
-	uint64_t k = key(host, pid, id);
-	size_t i;
-
-	if (2 * (s->nev + 1) > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		struct np_ev *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return NULL;
-		for (size_t j = 0; j < s->cap; j++) {
-			if (!s->ev[j].key)
-				continue;
-			for (i = s->ev[j].key & (cap - 1); n[i].key; i = (i + 1) & (cap - 1))
-				;
-			n[i] = s->ev[j];
-		}
-		free(s->ev);
-		s->ev = n;
-		s->cap = cap;
-	}
-	for (i = k & (s->cap - 1); s->ev[i].key; i = (i + 1) & (s->cap - 1))
-		;
-	memset(&s->ev[i], 0, sizeof(s->ev[i]));
-	s->ev[i].key = k;
-	s->ev[i].id = id;
-	s->ev[i].host = host;
-	s->ev[i].pid = pid;
-	s->nev++;
-	return &s->ev[i];
-}
-
-static void del(struct rdt_np_stats *s, struct np_ev *e)
-{
-	size_t i = (size_t)(e - s->ev), j = i, mask = s->cap - 1;
-
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!s->ev[j].key)
-			break;
-		size_t h = s->ev[j].key & mask;
-
-		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-			s->ev[i] = s->ev[j];
-			i = j;
-		}
-	}
-	s->ev[i].key = 0;
-	s->nev--;
+	return (struct np_ev *)rdt_np_open_find(&s->open, host, pid, id);
 }
 
 static struct np_func *func_get(struct rdt_np_stats *s, const char *func)
@@ -204,14 +130,14 @@ static struct np_qp *qp_get(struct rdt_np_stats *s, const struct np_ev *e)
 	struct np_qp *q;
 
 	for (q = s->qps; q; q = q->next)
-		if (q->host == e->host && q->pid == e->pid && q->qpn == e->qpn &&
-		    q->device == e->device)
+		if (q->host == e->o.host && q->pid == e->o.pid &&
+		    q->qpn == e->qpn && q->device == e->device)
 			return q;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	q->host = e->host;
-	q->pid = e->pid;
+	q->host = e->o.host;
+	q->pid = e->o.pid;
 	q->qpn = e->qpn;
 	q->device = e->device;
 	q->next = s->qps;
@@ -254,23 +180,13 @@ static void gpu_pair(struct rdt_np_stats *s, const struct rdt_event *ev,
 static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
-	const struct rdt_np_ids *ids = &r->np_stop.ids;
-	struct np_ev *p, *e = add(s, ev->host, r->hdr.pid, ids->id);
+	struct np_ev *e = (struct np_ev *)rdt_np_open_start(&s->open, ev,
+				r->hdr.type == RDT_EV_NP_COLL, NULL);
 
 	if (!e)
 		return;
 	e->type = r->hdr.type;
 	e->ts = ev->ts;
-	p = ids->parent ? find(s, ev->host, r->hdr.pid, ids->parent) : NULL;
-	e->coll = r->hdr.type == RDT_EV_NP_COLL ? ids->id : p ? p->coll : 0;
-	if (e->coll && e->coll != e->id) {
-		struct np_ev *c = find(s, ev->host, r->hdr.pid, e->coll);
-
-		if (c) {
-			c->open_kids++;
-			c->last = ev->ts;
-		}
-	}
 	switch (r->hdr.type) {
 	case RDT_EV_NP_COLL:
 		memcpy(e->func, r->np_coll.func, sizeof(e->func));
@@ -288,8 +204,10 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 }
 
 /* A collective whose children are done: into its function's figures. */
-static void retire(struct rdt_np_stats *s, struct np_ev *e)
+static void retire(void *ctx, struct rdt_np_open_ent *o)
 {
+	struct rdt_np_stats *s = ctx;
+	struct np_ev *e = (struct np_ev *)o;
 	struct np_func *f = func_get(s, e->func);
 
 	if (f) {
@@ -297,7 +215,7 @@ static void retire(struct rdt_np_stats *s, struct np_ev *e)
 		f->enqueue_ns += e->enq_ns;
 		if (e->gpu_stop) {
 			uint64_t g = e->gpu_stop - e->gpu_start;
-			struct np_proc *p = proc_get(s, e->host, e->pid);
+			struct np_proc *p = proc_get(s, o->host, o->pid);
 
 			f->gpu_ns += g;
 			f->gpu_n++;
@@ -317,28 +235,6 @@ static void retire(struct rdt_np_stats *s, struct np_ev *e)
 		if (e->slowest_step > f->slowest_step)
 			f->slowest_step = e->slowest_step;
 	}
-	del(s, e);
-}
-
-/* A kept collective due: retired once its children are done. */
-static uint64_t linger_check(void *ctx, const struct rdt_np_linger_ent *l,
-			     bool forced, uint64_t now)
-{
-	struct rdt_np_stats *s = ctx;
-	struct np_ev *e = find(s, l->host, l->pid, l->id);
-	uint64_t due;
-
-	if (!e)
-		return 0;
-	due = forced ? 0 : rdt_np_linger_due(e->open_kids, e->last, now);
-	if (!due)
-		retire(s, e);
-	return due;
-}
-
-static void linger(struct rdt_np_stats *s, uint64_t now)
-{
-	rdt_np_linger_run(&s->linger, now, s, linger_check);
 }
 
 static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
@@ -352,8 +248,7 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 	if (!e)
 		return;
 	dur = ev->ts > e->ts ? ev->ts - e->ts : 0;
-	c = e->coll && e->coll != e->id ?
-	    find(s, ev->host, ev->rec.hdr.pid, e->coll) : NULL;
+	c = (struct np_ev *)rdt_np_open_coll(&s->open, &e->o);
 	switch (e->type) {
 	case RDT_EV_NP_KERNEL_CH:
 		if (c && e->gpu_stop >= e->gpu_start && e->gpu_start) {
@@ -382,34 +277,20 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 		}
 		break;
 	case RDT_EV_NP_COLL:
-		/* Its children may not have started yet: keep it. */
-		if (e->stopped)
+		/* Its children may not have started yet: np_open keeps it. */
+		if (e->o.stopped)
 			return;		/* stopped twice: bad input */
-		e->stopped = true;
 		e->enq_ns = dur;
-		e->last = ev->ts;
-		if (rdt_np_linger_push(&s->linger, e->host, e->pid, e->id,
-				       ev->ts + RDT_NP_LINGER_NS))
-			break;	/* no memory: account it now */
-		return;
+		break;
 	}
-	if (c) {
-		if (c->open_kids)
-			c->open_kids--;
-		c->last = ev->ts;
-	}
-	if (e->type == RDT_EV_NP_COLL)
-		retire(s, e);
-	else
-		del(s, e);
+	rdt_np_open_stop(&s->open, &e->o, ev->ts);
 }
 
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
 	struct np_ev *e;
 
-	if (s->linger.n)
-		linger(s, ev->ts);
+	rdt_np_open_linger(&s->open, ev->ts);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		stop(s, ev);
@@ -449,7 +330,7 @@ static double launch_avg(const struct np_proc *p)
 
 void rdt_np_stats_print(struct rdt_np_stats *s, FILE *o)
 {
-	linger(s, UINT64_MAX);
+	rdt_np_open_linger(&s->open, UINT64_MAX);
 	if (!s->funcs && !s->qps && !s->skipped)
 		return;
 	fprintf(o, "\n== NCCL profiler plugin: collectives (enqueue = Coll "
@@ -489,7 +370,7 @@ void rdt_np_stats_print_json(struct rdt_np_stats *s, FILE *o)
 {
 	const char *sep = "";
 
-	linger(s, UINT64_MAX);
+	rdt_np_open_linger(&s->open, UINT64_MAX);
 
 	fprintf(o, ",\"nccl_plugin\":{\"skipped\":%" PRIu64 ",\"collectives\":[",
 		s->skipped);
