@@ -68,6 +68,8 @@ if [ "$VM" = 1 ]; then
 	}
 	log "figure 1: kernel verb cost, icount (deterministic), 3 reps"
 	vm --icount --smp 1 --timeout 600 -- bench/guest-verbs.sh icount 3 5000
+	log "figure 7: the BPF rxe source per packet, icount (deterministic), 3 reps"
+	vm --icount --smp 1 --timeout 900 -- bench/guest-bpf.sh 3 2000
 	log "figure 1: where each wrapper's instructions go (gdb single-step)"
 	{
 		echo "# Instructions per wrapped call, by kernel function ($(git rev-parse --short HEAD 2>/dev/null), $K)"
@@ -85,7 +87,7 @@ if [ "$VM" = 1 ]; then
 	vm --smp 2 --mem 4096 --timeout 600 -- bench/guest-capture.sh 1 50000 20000000 record
 	log "figure 5: workload slowdown, 3 reps"
 	vm --smp 2 --timeout 900 -- bench/guest-workload.sh 3 500 500 1048576
-	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited' "$RAW.log" >&2 || true
+	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited|^guest-(workload|bpf): ' "$RAW.log" >&2 || true
 	rm -f "$RAW.log"
 fi
 # The raw lines stay, so that the report can be made again from them:
