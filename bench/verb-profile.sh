@@ -31,7 +31,7 @@ for m in $MODES; do
 		break
 	done
 	[ -e "$D/kallsyms" ] || { cat "$D/guest.log" >&2; echo "verb-profile: the guest did not get ready" >&2; exit 1; }
-	RDT_PROF_DIR=$D gdb -nx -batch -ex 'set architecture i386:x86-64' \
+	RDT_PROF_DIR=$D RDT_PROF_NONE=$([ "$m" = disabled ] && echo 1 || echo 0) gdb -nx -batch -ex 'set architecture i386:x86-64' \
 		-ex "target remote 127.0.0.1:$port" -x bench/verb_profile.py >"$D/gdb.log" 2>&1 ||
 		{ kill $vm 2>/dev/null; cat "$D/gdb.log" >&2; exit 1; }
 	wait $vm || { cat "$D/guest.log" >&2; echo "verb-profile: the guest run failed" >&2; exit 1; }
@@ -43,6 +43,7 @@ out, modes = sys.argv[1], sys.argv[2:]
 for m in modes:
     r = json.load(open("%s/%s/result.json" % (out, m)))
     print("## rdmatrace %s: instructions per call outside the original" % m)
+    print("wrappers entered: %s" % ", ".join("%s %d" % kv for kv in sorted(r.pop("_entered", {}).items())))
     for k, v in r.items():
         tot = sum(v["functions"].values())
         print("%-22s %6.1f  (min %d, max %d, %d calls)" % (k, tot, v["min"], v["max"], v["calls"]))

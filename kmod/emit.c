@@ -38,17 +38,24 @@ DEFINE_STATIC_KEY_FALSE(rdt_on);
 /*
  * Tracing on or off: rdt_enabled is what the emit path reads inside its
  * SRCU section, rdt_on the static key the wrappers test before entering
- * one (a jump while off, no load).  The key is on only while the flag is.
+ * one (a jump while off, no load).  The key is on only while the flag is,
+ * and the data path's wrappers are in device->ops while it is (wrap.c).
  * Under rdt_ctl_mutex, or at load before any wrapper is installed.
  */
 void rdt_set_enabled(bool on)
 {
+	bool was = READ_ONCE(rdt_enabled);
+
 	if (on) {
+		if (!was)
+			rdt_hot_get();
 		WRITE_ONCE(rdt_enabled, true);
 		static_branch_enable(&rdt_on);
 	} else {
 		static_branch_disable(&rdt_on);
 		WRITE_ONCE(rdt_enabled, false);
+		if (was)
+			rdt_hot_put();
 	}
 }
 

@@ -18,67 +18,73 @@
 
 #include <linux/tracepoint.h>
 
+/* The data path's events install its wrappers while probed (wrap.c). */
+int rdt_tp_reg(void);
+void rdt_tp_unreg(void);
+
 #include "uapi/rdmatrace.h"
 
-TRACE_EVENT(post_send,
-	    TP_PROTO(u32 dev, const struct rdt_ev_post_send *ev),
-	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)
-			     __field(u64, wr_id)
-			     __field(u64, remote_addr)
-			     __field(u64, total_len)
-			     __field(u32, rkey)
-			     __field(u32, imm)
-			     __field(u8, opcode)
-			     __field(u16, send_flags)
-			     __field(u16, num_sge)
-			     __field(u16, index)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = ev->qpn;
-			   __entry->wr_id = ev->wr_id;
-			   __entry->remote_addr = ev->remote_addr;
-			   __entry->total_len = ev->total_len;
-			   __entry->rkey = ev->rkey;
-			   __entry->imm = ev->imm;
-			   __entry->opcode = ev->opcode;
-			   __entry->send_flags = ev->send_flags;
-			   __entry->num_sge = ev->num_sge;
-			   __entry->index = ev->index;
-	    ),
-	    TP_printk("dev=%u qpn=%u index=%u wr_id=0x%llx opcode=%u send_flags=0x%x num_sge=%u total_len=%llu remote_addr=0x%llx rkey=0x%x imm=0x%x",
-		      __entry->dev, __entry->qpn, __entry->index, __entry->wr_id,
-		      __entry->opcode, __entry->send_flags, __entry->num_sge,
-		      __entry->total_len, __entry->remote_addr, __entry->rkey,
-		      __entry->imm)
+TRACE_EVENT_FN(post_send,
+	       TP_PROTO(u32 dev, const struct rdt_ev_post_send *ev),
+	       TP_ARGS(dev, ev),
+	       TP_STRUCT__entry(__field(u32, dev)
+				__field(u32, qpn)
+				__field(u64, wr_id)
+				__field(u64, remote_addr)
+				__field(u64, total_len)
+				__field(u32, rkey)
+				__field(u32, imm)
+				__field(u8, opcode)
+				__field(u16, send_flags)
+				__field(u16, num_sge)
+				__field(u16, index)
+	       ),
+	       TP_fast_assign(__entry->dev = dev;
+			      __entry->qpn = ev->qpn;
+			      __entry->wr_id = ev->wr_id;
+			      __entry->remote_addr = ev->remote_addr;
+			      __entry->total_len = ev->total_len;
+			      __entry->rkey = ev->rkey;
+			      __entry->imm = ev->imm;
+			      __entry->opcode = ev->opcode;
+			      __entry->send_flags = ev->send_flags;
+			      __entry->num_sge = ev->num_sge;
+			      __entry->index = ev->index;
+	       ),
+	       TP_printk("dev=%u qpn=%u index=%u wr_id=0x%llx opcode=%u send_flags=0x%x num_sge=%u total_len=%llu remote_addr=0x%llx rkey=0x%x imm=0x%x",
+			 __entry->dev, __entry->qpn, __entry->index, __entry->wr_id,
+			 __entry->opcode, __entry->send_flags, __entry->num_sge,
+			 __entry->total_len, __entry->remote_addr, __entry->rkey,
+			 __entry->imm),
+	       rdt_tp_reg, rdt_tp_unreg
 );
 
-TRACE_EVENT(post_recv,
-	    TP_PROTO(u32 dev, const struct rdt_ev_post_recv *ev),
-	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)
-			     __field(u32, srq_id)
-			     __field(u64, wr_id)
-			     __field(u64, total_len)
-			     __field(u16, num_sge)
-			     __field(u8, srq)
-			     __field(u16, index)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = ev->qpn;
-			   __entry->srq_id = ev->srq_id;
-			   __entry->wr_id = ev->wr_id;
-			   __entry->total_len = ev->total_len;
-			   __entry->num_sge = ev->num_sge;
-			   __entry->srq = ev->srq;
-			   __entry->index = ev->index;
-	    ),
-	    TP_printk("dev=%u qpn=%u srq=%u srq_id=%u index=%u wr_id=0x%llx num_sge=%u total_len=%llu",
-		      __entry->dev, __entry->qpn, __entry->srq, __entry->srq_id,
-		      __entry->index, __entry->wr_id, __entry->num_sge,
-		      __entry->total_len)
+TRACE_EVENT_FN(post_recv,
+	       TP_PROTO(u32 dev, const struct rdt_ev_post_recv *ev),
+	       TP_ARGS(dev, ev),
+	       TP_STRUCT__entry(__field(u32, dev)
+				__field(u32, qpn)
+				__field(u32, srq_id)
+				__field(u64, wr_id)
+				__field(u64, total_len)
+				__field(u16, num_sge)
+				__field(u8, srq)
+				__field(u16, index)
+	       ),
+	       TP_fast_assign(__entry->dev = dev;
+			      __entry->qpn = ev->qpn;
+			      __entry->srq_id = ev->srq_id;
+			      __entry->wr_id = ev->wr_id;
+			      __entry->total_len = ev->total_len;
+			      __entry->num_sge = ev->num_sge;
+			      __entry->srq = ev->srq;
+			      __entry->index = ev->index;
+	       ),
+	       TP_printk("dev=%u qpn=%u srq=%u srq_id=%u index=%u wr_id=0x%llx num_sge=%u total_len=%llu",
+			 __entry->dev, __entry->qpn, __entry->srq, __entry->srq_id,
+			 __entry->index, __entry->wr_id, __entry->num_sge,
+			 __entry->total_len),
+	       rdt_tp_reg, rdt_tp_unreg
 );
 
 DECLARE_EVENT_CLASS(rdt_post_ret,
@@ -100,82 +106,87 @@ DECLARE_EVENT_CLASS(rdt_post_ret,
 			      __entry->qpn, __entry->srq_id, __entry->nr, __entry->ret)
 );
 
-DEFINE_EVENT(rdt_post_ret, post_send_ret,
-	     TP_PROTO(u32 dev, u32 qpn, u32 srq_id, u32 nr, int ret),
-	     TP_ARGS(dev, qpn, srq_id, nr, ret));
+DEFINE_EVENT_FN(rdt_post_ret, post_send_ret,
+		TP_PROTO(u32 dev, u32 qpn, u32 srq_id, u32 nr, int ret),
+		TP_ARGS(dev, qpn, srq_id, nr, ret),
+		rdt_tp_reg, rdt_tp_unreg);
 
-DEFINE_EVENT(rdt_post_ret, post_recv_ret,
-	     TP_PROTO(u32 dev, u32 qpn, u32 srq_id, u32 nr, int ret),
-	     TP_ARGS(dev, qpn, srq_id, nr, ret));
+DEFINE_EVENT_FN(rdt_post_ret, post_recv_ret,
+		TP_PROTO(u32 dev, u32 qpn, u32 srq_id, u32 nr, int ret),
+		TP_ARGS(dev, qpn, srq_id, nr, ret),
+		rdt_tp_reg, rdt_tp_unreg);
 
-TRACE_EVENT(poll_cq_wc,
-	    TP_PROTO(u32 dev, const struct rdt_ev_poll_cq_wc *ev),
-	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, cq_id)
-			     __field(u64, wr_id)
-			     __field(u32, status)
-			     __field(u32, opcode)
-			     __field(u32, byte_len)
-			     __field(u32, qpn)
-			     __field(u32, src_qp)
-			     __field(u32, wc_flags)
-			     __field(u32, imm)
-			     __field(u32, vendor_err)
-			     __field(u16, index)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->cq_id = ev->cq_id;
-			   __entry->wr_id = ev->wr_id;
-			   __entry->status = ev->status;
-			   __entry->opcode = ev->opcode;
-			   __entry->byte_len = ev->byte_len;
-			   __entry->qpn = ev->qpn;
-			   __entry->src_qp = ev->src_qp;
-			   __entry->wc_flags = ev->wc_flags;
-			   __entry->imm = ev->imm;
-			   __entry->vendor_err = ev->vendor_err;
-			   __entry->index = ev->index;
-	    ),
-	    TP_printk("dev=%u cq_id=%u index=%u wr_id=0x%llx status=%u opcode=%u byte_len=%u qpn=%u src_qp=%u wc_flags=0x%x imm=0x%x vendor_err=%u",
-		      __entry->dev, __entry->cq_id, __entry->index, __entry->wr_id,
-		      __entry->status, __entry->opcode, __entry->byte_len,
-		      __entry->qpn, __entry->src_qp, __entry->wc_flags,
-		      __entry->imm, __entry->vendor_err)
+TRACE_EVENT_FN(poll_cq_wc,
+	       TP_PROTO(u32 dev, const struct rdt_ev_poll_cq_wc *ev),
+	       TP_ARGS(dev, ev),
+	       TP_STRUCT__entry(__field(u32, dev)
+				__field(u32, cq_id)
+				__field(u64, wr_id)
+				__field(u32, status)
+				__field(u32, opcode)
+				__field(u32, byte_len)
+				__field(u32, qpn)
+				__field(u32, src_qp)
+				__field(u32, wc_flags)
+				__field(u32, imm)
+				__field(u32, vendor_err)
+				__field(u16, index)
+	       ),
+	       TP_fast_assign(__entry->dev = dev;
+			      __entry->cq_id = ev->cq_id;
+			      __entry->wr_id = ev->wr_id;
+			      __entry->status = ev->status;
+			      __entry->opcode = ev->opcode;
+			      __entry->byte_len = ev->byte_len;
+			      __entry->qpn = ev->qpn;
+			      __entry->src_qp = ev->src_qp;
+			      __entry->wc_flags = ev->wc_flags;
+			      __entry->imm = ev->imm;
+			      __entry->vendor_err = ev->vendor_err;
+			      __entry->index = ev->index;
+	       ),
+	       TP_printk("dev=%u cq_id=%u index=%u wr_id=0x%llx status=%u opcode=%u byte_len=%u qpn=%u src_qp=%u wc_flags=0x%x imm=0x%x vendor_err=%u",
+			 __entry->dev, __entry->cq_id, __entry->index, __entry->wr_id,
+			 __entry->status, __entry->opcode, __entry->byte_len,
+			 __entry->qpn, __entry->src_qp, __entry->wc_flags,
+			 __entry->imm, __entry->vendor_err),
+	       rdt_tp_reg, rdt_tp_unreg
 );
 
-TRACE_EVENT(poll_cq,
-	    TP_PROTO(u32 dev, const struct rdt_ev_poll_cq *ev),
-	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, cq_id)
-			     __field(int, requested)
-			     __field(int, ret)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->cq_id = ev->cq_id;
-			   __entry->requested = ev->requested;
-			   __entry->ret = ev->ret;
-	    ),
-	    TP_printk("dev=%u cq_id=%u requested=%d ret=%d", __entry->dev,
-		      __entry->cq_id, __entry->requested, __entry->ret)
+TRACE_EVENT_FN(poll_cq,
+	       TP_PROTO(u32 dev, const struct rdt_ev_poll_cq *ev),
+	       TP_ARGS(dev, ev),
+	       TP_STRUCT__entry(__field(u32, dev)
+				__field(u32, cq_id)
+				__field(int, requested)
+				__field(int, ret)
+	       ),
+	       TP_fast_assign(__entry->dev = dev;
+			      __entry->cq_id = ev->cq_id;
+			      __entry->requested = ev->requested;
+			      __entry->ret = ev->ret;
+	       ),
+	       TP_printk("dev=%u cq_id=%u requested=%d ret=%d", __entry->dev,
+			 __entry->cq_id, __entry->requested, __entry->ret),
+	       rdt_tp_reg, rdt_tp_unreg
 );
 
-TRACE_EVENT(req_notify_cq,
-	    TP_PROTO(u32 dev, const struct rdt_ev_req_notify_cq *ev),
-	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, cq_id)
-			     __field(u32, flags)
-			     __field(int, ret)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->cq_id = ev->cq_id;
-			   __entry->flags = ev->flags;
-			   __entry->ret = ev->ret;
-	    ),
-	    TP_printk("dev=%u cq_id=%u flags=0x%x ret=%d", __entry->dev,
-		      __entry->cq_id, __entry->flags, __entry->ret)
+TRACE_EVENT_FN(req_notify_cq,
+	       TP_PROTO(u32 dev, const struct rdt_ev_req_notify_cq *ev),
+	       TP_ARGS(dev, ev),
+	       TP_STRUCT__entry(__field(u32, dev)
+				__field(u32, cq_id)
+				__field(u32, flags)
+				__field(int, ret)
+	       ),
+	       TP_fast_assign(__entry->dev = dev;
+			      __entry->cq_id = ev->cq_id;
+			      __entry->flags = ev->flags;
+			      __entry->ret = ev->ret;
+	       ),
+	       TP_printk("dev=%u cq_id=%u flags=0x%x ret=%d", __entry->dev,
+			 __entry->cq_id, __entry->flags, __entry->ret),
+	       rdt_tp_reg, rdt_tp_unreg
 );
 
 TRACE_EVENT(qp_create,

@@ -174,6 +174,12 @@ unsigned int rdt_ops_uninstall(rdt_ops_t *live,
 struct rdt_dev;
 struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev);
 void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd);
+/*
+ * Something traces the data path from now on / no longer: its wrappers
+ * are in device->ops only between the first get and the last put.
+ */
+void rdt_hot_get(void);
+void rdt_hot_put(void);
 void rdt_dev_rename(struct ib_device *ibdev, struct rdt_dev *rd);
 void rdt_dev_statedump(void);
 void rdt_dev_free_all(void);

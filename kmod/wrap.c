@@ -9,6 +9,10 @@
  *  - every wrapper runs its original inside an SRCU read section and never
  *    sleeps on its own; the data path ones (posts, polls, notifies, whose
  *    originals never sleep) skip it while nothing traces;
+ *  - the data path ones are in device->ops only while something traces
+ *    them (the relay trace, or a probe on one of their tracepoints): off, a
+ *    verb goes straight to the driver.  They come and go by the same
+ *    cmpxchg() as remove, on contexts already published;
  *  - remove: cmpxchg() each op back to its original and retire the
  *    context; contexts stay findable until module exit, so a caller that
  *    loaded a wrapper's address before the unwrap still finds its original;
@@ -39,9 +43,11 @@ struct rdt_dev {
 	struct list_head	lnode;		/* rdt_dev_list, until exit */
 	struct ib_device	*ibdev;		/* key; not used once retired */
 	u32			index;
+	bool			ready;		/* its ops installed once */
 	bool			retired;
-	unsigned long		mask;		/* bit i: rdt_ops[i] wrapped */
-	unsigned int		nr_wrapped;	/* installed of those */
+	unsigned long		mask;		/* bit i: rdt_ops[i] is ours */
+	unsigned long		live;		/* of those, in device->ops now */
+	unsigned int		nr_wrapped;	/* bits in mask */
 	char			name[RDT_NAME_LEN];
 	rdt_ops_t		orig;		/* saved originals */
 };
@@ -49,6 +55,15 @@ struct rdt_dev {
 static DEFINE_HASHTABLE(rdt_dev_hash, 6);
 static LIST_HEAD(rdt_dev_list);
 static DEFINE_MUTEX(rdt_dev_mutex);
+
+/*
+ * The data path: rdt_ops[0..4], installed while rdt_hot_users > 0 (the
+ * relay trace on counts one, each tracepoint of theirs with a probe one).
+ * The control path stays wrapped from add to remove: it is rare, and a
+ * QP's creation must be seen whenever tracing starts later.
+ */
+#define RDT_HOT_OPS	GENMASK(4, 0)
+static unsigned int rdt_hot_users;	/* under rdt_dev_mutex */
 
 /*
  * The device wrapped last, while it is wrapped: on a host with one RDMA
@@ -945,6 +960,7 @@ static const struct ib_device_ops rdt_wrappers = {
 
 #define RDT_OP(x)	{ .name = #x, .off = offsetof(rdt_ops_t, x) }
 
+/* The data path first: RDT_HOT_OPS. */
 const struct rdt_op rdt_ops[] = {
 	RDT_OP(post_send),
 	RDT_OP(post_recv),
@@ -1073,9 +1089,96 @@ static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
 	srcu_read_unlock(&rdt_srcu, idx);
 }
 
+/* The bits of @mask whose op no longer holds its saved original. */
+static unsigned long rdt_ops_moved(struct rdt_dev *rd, unsigned long mask)
+{
+	unsigned int i;
+
+	for (i = 0; i < rdt_nr_ops; i++)
+		if ((mask & BIT(i)) &&
+		    READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])) ==
+		    *rdt_slot(&rd->orig, &rdt_ops[i]))
+			mask &= ~BIT(i);
+	return mask;
+}
+
+/* Under rdt_dev_mutex: @want of rd's ops into device->ops. */
+static void rdt_dev_install(struct rdt_dev *rd, unsigned long want)
+{
+	unsigned long got = want & ~rd->live;
+
+	rdt_ops_install(&rd->ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
+			rdt_nr_ops, &got);
+	rd->live |= got;
+	want &= ~rd->live;
+	if (want) {
+		/* Someone else's since we saved it: not ours to wrap. */
+		pr_warn("%s: %lu ops changed by someone else since saved: not wrapped\n",
+			rd->name, hweight_long(want));
+		rd->mask &= ~want;
+		WRITE_ONCE(rd->nr_wrapped, hweight_long(rd->mask));
+	}
+}
+
+/* Under rdt_dev_mutex: rd's data path in or out, as rdt_hot_users says. */
+static void rdt_dev_hot(struct rdt_dev *rd)
+{
+	unsigned long hot = rd->live & RDT_HOT_OPS;
+	unsigned int foreign;
+
+	if (!rd->ready || rd->retired)
+		return;
+	if (rdt_hot_users) {
+		rdt_dev_install(rd, rd->mask & RDT_HOT_OPS);
+		return;
+	}
+	rdt_ops_uninstall(&rd->ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
+			  rdt_nr_ops, hot, &foreign);
+	/* An op someone else wrapped over ours stays live, and ours in it. */
+	rd->live &= ~hot | rdt_ops_moved(rd, hot);
+}
+
+static void rdt_hot_set(int delta)
+{
+	struct rdt_dev *rd;
+	bool was;
+
+	mutex_lock(&rdt_dev_mutex);
+	was = rdt_hot_users;
+	if (WARN_ON_ONCE(delta < 0 && !rdt_hot_users))
+		delta = 0;
+	rdt_hot_users += delta;
+	if (was != !!rdt_hot_users)
+		list_for_each_entry(rd, &rdt_dev_list, lnode)
+			rdt_dev_hot(rd);
+	mutex_unlock(&rdt_dev_mutex);
+}
+
+/* Something starts tracing the data path (may sleep; not in a wrapper). */
+void rdt_hot_get(void)
+{
+	rdt_hot_set(1);
+}
+
+void rdt_hot_put(void)
+{
+	rdt_hot_set(-1);
+}
+
+/* The data-path tracepoints' first probe and last one (TRACE_EVENT_FN). */
+int rdt_tp_reg(void)
+{
+	rdt_hot_get();
+	return 0;
+}
+
+void rdt_tp_unreg(void)
+{
+	rdt_hot_put();
+}
+
 struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 {
-	unsigned long mask;
 	struct rdt_dev *rd;
 	unsigned int nr;
 
@@ -1087,6 +1190,7 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 	strscpy(rd->name, dev_name(&ibdev->dev), sizeof(rd->name));
 	rd->mask = rdt_ops_save(&ibdev->ops, &rd->orig, &rdt_wrappers,
 				rdt_ops, rdt_nr_ops);
+	rd->nr_wrapped = hweight_long(rd->mask);
 
 	mutex_lock(&rdt_dev_mutex);
 	hash_add_rcu(rdt_dev_hash, &rd->hnode, (unsigned long)ibdev);
@@ -1096,15 +1200,13 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 
 	/* Every CPU sees the context before any can enter a wrapper. */
 	synchronize_rcu();
-	mask = rd->mask;
-	nr = rdt_ops_install(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
-			     rdt_nr_ops, &mask);
-	if (mask != rd->mask)
-		pr_warn("%s: %lu ops changed by someone else since saved: not wrapped\n",
-			rd->name, hweight_long(rd->mask & ~mask));
-	rd->mask = mask;	/* what uninstall puts back */
-	WRITE_ONCE(rd->nr_wrapped, nr);
-	pr_info("%s: wrapped %u ops\n", rd->name, nr);
+	mutex_lock(&rdt_dev_mutex);
+	rdt_dev_install(rd, rd->mask & (rdt_hot_users ? ~0ul : ~RDT_HOT_OPS));
+	rd->ready = true;
+	nr = rd->nr_wrapped;
+	mutex_unlock(&rdt_dev_mutex);
+	pr_info("%s: wrapped %u ops (the data path's %lu while traced)\n",
+		rd->name, nr, hweight_long(rd->mask & RDT_HOT_OPS));
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_ADD, nr, NULL);
 	return rd;
 }
@@ -1113,17 +1215,19 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 {
 	unsigned int nr, foreign;
 
-	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
-			       rdt_nr_ops, rd->mask, &foreign);
-	WARN(foreign, "rdmatrace: %s: %u ops were changed by someone else; left in place\n",
-	     rd->name, foreign);
-	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
-
 	mutex_lock(&rdt_dev_mutex);
+	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
+			       rdt_nr_ops, rd->live, &foreign);
+	/* The data path's, when untraced, are back already. */
+	nr += hweight_long(rd->mask & ~rd->live);
+	rd->live = 0;
 	rd->retired = true;
 	if (rdt_dev_last == rd)
 		WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	mutex_unlock(&rdt_dev_mutex);
+	WARN(foreign, "rdmatrace: %s: %u ops were changed by someone else; left in place\n",
+	     rd->name, foreign);
+	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
 	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
 }
 
