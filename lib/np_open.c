@@ -75,10 +75,21 @@ struct rdt_np_open_ent *rdt_np_open_find(const struct rdt_np_open *t,
 	}
 }
 
+/* The free slot where key @k goes (the table is at most half full). */
+static struct rdt_np_open_ent *free_slot(const struct rdt_np_open *t,
+					 uint64_t k)
+{
+	size_t i;
+
+	for (i = k & (t->cap - 1); at(t, i)->key; i = (i + 1) & (t->cap - 1))
+		;
+	return at(t, i);
+}
+
 /* Open addressing, at most half full, power-of-two size. */
 static int grow(struct rdt_np_open *t)
 {
-	size_t cap = t->cap ? 2 * t->cap : 1024, i;
+	size_t cap = t->cap ? 2 * t->cap : 1024;
 	struct rdt_np_open old = *t;
 
 	t->v = calloc(cap, t->esz);
@@ -90,11 +101,8 @@ static int grow(struct rdt_np_open *t)
 	for (size_t j = 0; j < old.cap; j++) {
 		const struct rdt_np_open_ent *e = at(&old, j);
 
-		if (!e->key)
-			continue;
-		for (i = e->key & (cap - 1); at(t, i)->key; i = (i + 1) & (cap - 1))
-			;
-		memcpy(at(t, i), e, t->esz);
+		if (e->key)
+			memcpy(free_slot(t, e->key), e, t->esz);
 	}
 	free(old.v);
 	return 0;
@@ -132,14 +140,9 @@ struct rdt_np_open_ent *rdt_np_open_start(struct rdt_np_open *t,
 	struct rdt_np_open_ent *par, *c;
 
 	if (!e) {
-		size_t i;
-
 		if (2 * (t->n + 1) > t->cap && grow(t))
 			return NULL;
-		for (i = key(host, pid, ids->id) & (t->cap - 1); at(t, i)->key;
-		     i = (i + 1) & (t->cap - 1))
-			;
-		e = at(t, i);
+		e = free_slot(t, key(host, pid, ids->id));
 		t->n++;
 	}
 	memset(e, 0, t->esz);
