@@ -22,30 +22,61 @@ char LICENSE[] SEC("license") = "GPL";
 #define AETH_TYPE_MASK			0xe0
 #define AETH_RNR_NAK			0x20
 
-static __always_inline void on_cq_post(struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
-{
-	struct rdt_ev_rxe_cqe *e;
-	bool user = BPF_CORE_READ(cq, is_user);
+/*
+ * A field of a hook's argument.  fentry programs get BTF-typed pointers,
+ * which the verifier lets them load directly (one load, a fault fixed up);
+ * kprobe programs have bare addresses, read through bpf_probe_read_kernel
+ * (a helper call, tens of instructions, per field: most of what a record
+ * cost).  @direct is a constant at every call, so each program keeps one
+ * of the two.
+ */
+#define RXE_RD(direct, expr, ...) ((direct) ? (expr) : BPF_CORE_READ(__VA_ARGS__))
 
+/*
+ * The head of a user CQE: struct ib_uverbs_wc, a UAPI layout, read in one
+ * call.  It shares struct rxe_cqe's union with struct ib_wc, and the
+ * verifier walks a union by its first member only, so an fentry program
+ * cannot load its fields directly.
+ */
+struct rdt_uverbs_wc_head {
+	__u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 qp_num;
+};
+
+static __always_inline void on_cq_post(struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe,
+				       const bool d)
+{
+	struct rdt_uverbs_wc_head uwc;
+	struct rdt_ev_rxe_cqe *e;
+	bool user = RXE_RD(d, cq->is_user, cq, is_user);
+
+	/* Zeroes on a fault, as BPF_CORE_READ gives. */
+	if (user)
+		bpf_probe_read_kernel(&uwc, sizeof(uwc), &cqe->uibwc);
 	e = RDT_RESERVE(RDT_EV_RXE_CQE, struct rdt_ev_rxe_cqe, bpf_ktime_get_ns(),
-			BPF_CORE_READ(cq, ibcq.device, index));
+			RXE_RD(d, cq->ibcq.device->index, cq, ibcq.device, index));
 	if (!e)
 		return;
-	e->cq_id = BPF_CORE_READ(cq, elem.index);
+	e->cq_id = RXE_RD(d, cq->elem.index, cq, elem.index);
 	e->user = user;
 	/* The CQE layout is the uverbs one for user CQs, ib_wc otherwise. */
 	if (user) {
-		e->wr_id = BPF_CORE_READ(cqe, uibwc.wr_id);
-		e->status = BPF_CORE_READ(cqe, uibwc.status);
-		e->opcode = BPF_CORE_READ(cqe, uibwc.opcode);
-		e->byte_len = BPF_CORE_READ(cqe, uibwc.byte_len);
-		e->qpn = BPF_CORE_READ(cqe, uibwc.qp_num);
+		e->wr_id = uwc.wr_id;
+		e->status = uwc.status;
+		e->opcode = uwc.opcode;
+		e->byte_len = uwc.byte_len;
+		e->qpn = uwc.qp_num;
 	} else {
-		e->wr_id = BPF_CORE_READ(cqe, ibwc.wr_id);
-		e->status = BPF_CORE_READ(cqe, ibwc.status);
-		e->opcode = BPF_CORE_READ(cqe, ibwc.opcode);
-		e->byte_len = BPF_CORE_READ(cqe, ibwc.byte_len);
-		e->qpn = BPF_CORE_READ(cqe, ibwc.qp, qp_num);
+		e->wr_id = RXE_RD(d, cqe->ibwc.wr_id, cqe, ibwc.wr_id);
+		e->status = RXE_RD(d, cqe->ibwc.status, cqe, ibwc.status);
+		e->opcode = RXE_RD(d, cqe->ibwc.opcode, cqe, ibwc.opcode);
+		e->byte_len = RXE_RD(d, cqe->ibwc.byte_len, cqe, ibwc.byte_len);
+		e->qpn = RXE_RD(d, cqe->ibwc.qp->qp_num, cqe, ibwc.qp, qp_num);
 	}
 	rdt_submit(e);
 }
@@ -67,12 +98,14 @@ static __always_inline void emit_retry(__u64 ts, __u32 dev, __u32 qpn, __u32 psn
  * At entry rxe_rcv has not parsed the packet yet (pkt->opcode, psn are
  * set inside it), but pkt->hdr already points at the BTH: parse that.
  */
-static __always_inline void on_rcv(struct sk_buff *skb)
+static __always_inline void on_rcv(struct sk_buff *skb, const bool d)
 {
 	struct rxe_pkt_info___rdt *pkt = (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
 	__u8 bth[16] = {};
-	__u8 *hdr = BPF_CORE_READ(pkt, hdr);
-	__u32 dev = BPF_CORE_READ(pkt, rxe, ib_dev.index);
+	__u8 *hdr = RXE_RD(d, pkt->hdr, pkt, hdr);
+	/* skb->cb is bytes to the verifier: the device pointer is a number. */
+	struct rxe_dev___rdt *rxe = RXE_RD(d, pkt->rxe, pkt, rxe);
+	__u32 dev = BPF_CORE_READ(rxe, ib_dev.index);
 	__u64 ts = bpf_ktime_get_ns();
 	struct rdt_ev_rxe_rcv *e;
 	__u32 qpn, psn;
@@ -87,7 +120,7 @@ static __always_inline void on_rcv(struct sk_buff *skb)
 		e->opcode = bth[0];
 		e->qpn = qpn;
 		e->psn = psn;
-		e->length = BPF_CORE_READ(pkt, paylen);
+		e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
 		rdt_submit(e);
 	}
 
@@ -115,21 +148,21 @@ static __always_inline void on_rcv(struct sk_buff *skb)
  * (BTH, IP header, paylen) and the QP's number and device.
  */
 static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
-				    struct sk_buff *skb)
+				    struct sk_buff *skb, const bool d)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u8 bth[12], ip[40];
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 nh = BPF_CORE_READ(skb, network_header);
+	unsigned char *head = RXE_RD(d, skb->head, skb, head);
+	__u16 nh = RXE_RD(d, skb->network_header, skb, network_header);
 	struct rdt_ev_rxe_xmit *e;
 
-	if (bpf_probe_read_kernel(bth, sizeof(bth), BPF_CORE_READ(pkt, hdr)))
+	if (bpf_probe_read_kernel(bth, sizeof(bth), RXE_RD(d, pkt->hdr, pkt, hdr)))
 		return;
 	/* An IPv4 header is 20 bytes, but UDP and the BTH follow it: 40 are there. */
 	if (bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
 		return;
 	e = RDT_RESERVE(RDT_EV_RXE_XMIT, struct rdt_ev_rxe_xmit, ts,
-			BPF_CORE_READ(qp, ibqp.device, index));
+			RXE_RD(d, qp->ibqp.device->index, qp, ibqp.device, index));
 	if (!e)
 		return;
 	__builtin_memset(e->saddr, 0, sizeof(e->saddr));
@@ -146,8 +179,8 @@ static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info
 	e->opcode = bth[0];
 	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
 	e->psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
-	e->length = BPF_CORE_READ(pkt, paylen);
-	e->src_qpn = BPF_CORE_READ(qp, ibqp.qp_num);
+	e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
+	e->src_qpn = RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num);
 	rdt_submit(e);
 }
 
@@ -168,28 +201,28 @@ static __always_inline void on_timer(struct timer_list *t, __u32 kind)
 SEC("fentry/rxe_cq_post")
 int BPF_PROG(fentry_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
 {
-	on_cq_post(cq, cqe);
+	on_cq_post(cq, cqe, true);
 	return 0;
 }
 
 SEC("kprobe/rxe_cq_post")
 int BPF_KPROBE(kprobe_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
 {
-	on_cq_post(cq, cqe);
+	on_cq_post(cq, cqe, false);
 	return 0;
 }
 
 SEC("fentry/rxe_rcv")
 int BPF_PROG(fentry_rcv, struct sk_buff *skb)
 {
-	on_rcv(skb);
+	on_rcv(skb, true);
 	return 0;
 }
 
 SEC("kprobe/rxe_rcv")
 int BPF_KPROBE(kprobe_rcv, struct sk_buff *skb)
 {
-	on_rcv(skb);
+	on_rcv(skb, false);
 	return 0;
 }
 
@@ -198,7 +231,7 @@ SEC("fentry/rxe_xmit_packet")
 int BPF_PROG(fentry_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
 	     struct sk_buff *skb)
 {
-	on_xmit(qp, pkt, skb);
+	on_xmit(qp, pkt, skb, true);
 	return 0;
 }
 
@@ -206,7 +239,7 @@ SEC("kprobe/rxe_xmit_packet")
 int BPF_KPROBE(kprobe_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
 	       struct sk_buff *skb)
 {
-	on_xmit(qp, pkt, skb);
+	on_xmit(qp, pkt, skb, false);
 	return 0;
 }
 
