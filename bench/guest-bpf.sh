@@ -56,7 +56,7 @@ for r in $(seq "$REPS"); do
 	set -- $(bw)
 	[ $# = 2 ] || { echo "guest-bpf: untraced ib_write_bw gave no figure: $(tail -n 3 "$W/cli" | tr '\n' ' ')" >&2; continue; }
 	un_p=$1 un_ns=$2
-	"$DUMP" --no-relay --no-nccl-plugin --rxe -o "$W/t.rdt" 2>"$W/err" &
+	"$DUMP" -f --no-relay --no-nccl-plugin --no-counters --rxe -o "$W/t.rdt" 2>"$W/err" &
 	dp=$!
 	i=0
 	until [ -n "$(progs)" ]; do

@@ -3,7 +3,7 @@
 # Guest side of figure 5 (workload slowdown): ib_write_bw, ib_send_lat and
 # the ring allreduce over rxe0, untraced and traced (rdmatrace loaded and
 # enabled with every event, rdmatrace-dump -f -o consuming relay + BPF),
-# interleaved REPS times.
+# interleaved REPS times; then the ring under each source and reader alone.
 #   guest-workload.sh REPS BW_ITERS LAT_ITERS RING_BYTES
 set -eu
 REPS=$1 BWN=$2 LATN=$3 RB=$4
@@ -39,14 +39,50 @@ pt() {
 	done
 }
 
+ring() {
+	"$RRA" -d "$RXE_DEV" ${RXE_GID:+-g "$RXE_GID"} -N 2 -b "$RB" -e "$RB" -n 5 -w 1 -t 60 2>&1 |
+		awk -v b="$RB" '$1 == b { print $5 }' | tail -1
+}
+
 measure() {	# MODE
 	bw=$(pt ib_write_bw "-s 65536 -n $BWN" 65536 4)
 	lat=$(pt ib_send_lat "-s 64 -n $LATN" 64 5)
-	ring=$("$RRA" -d "$RXE_DEV" ${RXE_GID:+-g "$RXE_GID"} -N 2 -b "$RB" -e "$RB" -n 5 -w 1 -t 60 2>&1 |
-		awk -v b="$RB" '$1 == b { print $5 }' | tail -1)
+	r=$(ring)
 	echo "R workload.$1.write_bw_MBps ${bw:-nan}"
 	echo "R workload.$1.send_lat_us ${lat:-nan}"
-	echo "R workload.$1.ring_time_us ${ring:-nan}"
+	echo "R workload.$1.ring_time_us ${r:-nan}"
+}
+
+# Until the reader started last (pid $1) traces: the module's tracing on,
+# or (BPF only) its first BPF link open.
+wait_tracing() {	# PID WHAT
+	i=0
+	while :; do
+		case $2 in
+		relay) [ "$(cat $D/enable)" = 1 ] && break ;;
+		bpf) ls -l /proc/"$1"/fd 2>/dev/null | grep -q 'bpf[-_]link' && break ;;
+		esac
+		kill -0 "$1" 2>/dev/null || { cat "$W/err" >&2; exit 1; }
+		i=$((i + 1)); [ $i -lt 300 ] || { cat "$W/err" >&2; exit 1; }
+		sleep 0.05
+	done
+	[ "$2" = relay ] || sleep 1	# the other BPF programs attach
+}
+
+# Where the ring's slowdown goes: the ring alone under one source or one
+# reader at a time (issue 21).  relay: rdmatrace.ko only, rdmatrace-dump
+# -f decoding; record: the same probes, rdmatrace-record copying; bpf:
+# the BPF sources only (rxe, tcp, nccl), rdmatrace-dump -f decoding.
+ring_split() {	# MODE WHAT CMD...
+	m=$1 what=$2; shift 2
+	"$@" 2>"$W/err" &
+	dp=$!
+	wait_tracing $dp "$what"
+	r=$(ring)
+	echo "R workload.$m.ring_time_us ${r:-nan}"
+	kill -INT $dp
+	wait $dp || true
+	rm -rf "$W/t.rdt" "$W/rec"
 }
 
 for r in $(seq "$REPS"); do
@@ -55,16 +91,15 @@ for r in $(seq "$REPS"); do
 	modprobe rdmatrace
 	"$DUMP" -f -o "$W/t.rdt" 2>"$W/err" &
 	dp=$!
-	i=0
-	until [ "$(cat $D/enable)" = 1 ]; do
-		i=$((i + 1)); [ $i -lt 300 ] || { cat "$W/err" >&2; exit 1; }
-		sleep 0.05
-	done
+	wait_tracing $dp relay
 	measure traced
 	kill -INT $dp
 	wait $dp || true
 	lost=$(sed -n 's/^rdmatrace-dump: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$W/err")
 	echo "R workload.traced.lost ${lost:-nan}"
 	rm -f "$W/t.rdt"
+	ring_split split_relay relay "$DUMP" -f --no-bpf --no-counters --no-nccl-plugin -o "$W/t.rdt"
+	ring_split split_record relay "$RDT_BUILD/bin/rdmatrace-record" -D "$W/rec" --no-counters
+	ring_split split_bpf bpf "$DUMP" -f --no-relay --no-counters --no-nccl-plugin -o "$W/t.rdt"
 done
 rm -rf "$W"

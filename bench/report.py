@@ -55,6 +55,12 @@ for m in ("write_bw_MBps", "send_lat_us", "ring_time_us"):
     r = ratio(f"workload.traced.{m}", f"workload.untraced.{m}")
     if r is not None:
         derived[f"workload.ratio_{m}"] = r
+# Issue 21: where the ring's slowdown goes (bench/guest-workload.sh
+# ring_split): the kernel module with each reader, the BPF sources alone.
+for m in ("split_relay", "split_record", "split_bpf"):
+    r = ratio(f"workload.{m}.ring_time_us", "workload.untraced.ring_time_us")
+    if r is not None:
+        derived[f"workload.ratio_ring_{m}"] = r
 # Issue 21: the live reader against the recorder, on the same guest.
 r = ratio("capture.zero_loss_achieved", "capture_record.zero_loss_achieved")
 if r is not None:
@@ -118,6 +124,12 @@ tgt("issue 21: live rdmatrace-dump -f against rdmatrace-record (zero-loss rate)"
 tgt("issue 21: decode+merge to binary", "decode.binary.events_per_s", ">=", 15e6, "events/s")
 tgt("issue 21: BPF rxe source, added guest instructions per packet (icount)",
     "bpf.rxe.added_per_packet", None, None, "ns")
+tgt("issue 21: ring traced/untraced, rdmatrace.ko alone, rdmatrace-dump -f",
+    "workload.ratio_ring_split_relay", None, None, "x")
+tgt("issue 21: ring traced/untraced, rdmatrace.ko alone, rdmatrace-record",
+    "workload.ratio_ring_split_record", None, None, "x")
+tgt("issue 21: ring traced/untraced, BPF sources alone, rdmatrace-dump -f",
+    "workload.ratio_ring_split_bpf", None, None, "x")
 
 def git(*a):
     try:
