@@ -61,7 +61,7 @@ int rdt_reconfigure(size_t subbuf_size, size_t n_subbufs)
 
 	/* The files of both channels would be called trace<cpu>. */
 	RCU_INIT_POINTER(rdt_cur_trace, NULL);
-	synchronize_srcu(&rdt_srcu);
+	synchronize_rcu();	/* its writers run with interrupts off */
 	rdt_trace_close(old);
 
 	t = rdt_trace_open(rdt_dir, subbuf_size, n_subbufs);
@@ -113,8 +113,15 @@ static int rdt_enable_store(const char *buf)
 		return 0;
 	}
 	rdt_set_enabled(on);
-	if (!on)
+	/*
+	 * Off once every record begun is written: the control path's
+	 * wrappers test the flag in their SRCU section, the data path's
+	 * reserve with interrupts off.
+	 */
+	if (!on) {
 		synchronize_srcu(&rdt_srcu);
+		synchronize_rcu();
+	}
 	return 0;
 }
 

@@ -36,9 +36,9 @@ bool rdt_enabled;
 DEFINE_STATIC_KEY_FALSE(rdt_on);
 
 /*
- * Tracing on or off: rdt_enabled is what the emit path reads inside its
- * SRCU section, rdt_on the static key the wrappers test before entering
- * one (a jump while off, no load).  The key is on only while the flag is,
+ * Tracing on or off: rdt_enabled is what the emit path reads, rdt_on the
+ * static key the data path's wrappers test before their traced variants
+ * (a jump while off, no load).  The key is on only while the flag is,
  * and the data path's wrappers are in device->ops while it is (wrap.c).
  * Under rdt_ctl_mutex, or at load before any wrapper is installed.
  */
@@ -321,29 +321,57 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
 
 /*
  * The data path writes records in place: no copy of a stack record.
- * Called inside the wrappers' SRCU read section, after rdt_want() (so the
- * event mask is checked): with no pid or device filter set, nothing else
- * is left to filter.
+ * Called after rdt_want() (so the event mask is checked): with no pid or
+ * device filter set, nothing else is left to filter.
+ *
+ * The trace is looked up with interrupts off, and every writer of it
+ * stays so until rdt_commit(): a disabled-interrupts region is an RCU
+ * read-side section, so synchronize_rcu() waits for every writer before
+ * the channel is closed (debugfs.c).  The data path's wrappers need no
+ * SRCU section of their own for it.
  */
 void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts)
 {
-	bool task = in_task();
-	u32 pid = task ? task_tgid_nr(current) : 0;
-	struct rdt_trace *t;
 	struct rdt_hdr *h;
 
+	s->task = in_task();
+	s->pid = s->task ? task_tgid_nr(current) : 0;
+	s->tid = s->task ? task_pid_nr(current) : 0;
 	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
 		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
-	    !rdt_filter_pass(&rdt_cur_filter, type, dev, pid, task))
-		return NULL;
-	t = srcu_dereference(rdt_cur_trace, &rdt_srcu);
-	if (!t)
+	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
 		return NULL;
 	if (unlikely(!ts))
 		ts = ktime_get_ns();
+	s->dev = dev;
+	s->ts = ts;
 	local_irq_save(s->flags);
-	h = rdt_slot_open(t, s, type, size, dev, ts, task, pid,
-			  task ? task_pid_nr(current) : 0);
+	s->t = rcu_dereference_sched(rdt_cur_trace);
+	if (unlikely(!s->t))
+		goto none;
+	h = rdt_slot_open(s->t, s, type, size, dev, ts, s->task, s->pid,
+			  s->tid);
+	if (h)
+		return h;
+none:
+	local_irq_restore(s->flags);
+	return NULL;
+}
+
+/*
+ * Publish the record reserved last and reserve the next one of the same
+ * call (a poll's completions and its summary, a post's WRs), in the same
+ * interrupts-off section: same stamp, task and device, no second filter
+ * or trace lookup.  NULL when the buffer is full (a counted drop); the
+ * section is closed then.
+ */
+void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size)
+{
+	struct rdt_hdr *h;
+
+	rdt_slot_publish(s);
+	h = rdt_slot_open(s->t, s, type, size, s->dev, s->ts, s->task, s->pid,
+			  s->tid);
 	if (!h)
 		local_irq_restore(s->flags);
 	return h;

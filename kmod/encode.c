@@ -49,29 +49,33 @@ static u64 rdt_sge_len(const struct ib_sge *sg, int n)
 	return len;
 }
 
+/*
+ * The encoders write every field of the body but those their caller
+ * fills (the data path writes straight into a relay slot that holds an
+ * older record's bytes, so nothing may be left unwritten): post_send's
+ * qpn and index, post_recv's qpn, srq_id, srq and index, a completion's
+ * cq_id and index.
+ */
 void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 		     bool user)
 {
-	ev->wr_id = rdt_wr_id(wr->wr_id, user);
-	ev->opcode = wr->opcode;
-	ev->send_flags = wr->send_flags;
-	ev->num_sge = wr->num_sge;
-	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	u64 raddr = 0;
+	u32 rkey = 0, imm = 0;
 
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
-		ev->remote_addr = rdt_wr_id(rdma_wr(wr)->remote_addr, user);
-		ev->rkey = rdma_wr(wr)->rkey;
+		raddr = rdt_wr_id(rdma_wr(wr)->remote_addr, user);
+		rkey = rdma_wr(wr)->rkey;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
 	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		ev->remote_addr = rdt_wr_id(atomic_wr(wr)->remote_addr, user);
-		ev->rkey = atomic_wr(wr)->rkey;
+		raddr = rdt_wr_id(atomic_wr(wr)->remote_addr, user);
+		rkey = atomic_wr(wr)->rkey;
 		break;
 	default:
 		break;
@@ -80,16 +84,27 @@ void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND_WITH_IMM:
-		ev->imm = (__force u32)wr->ex.imm_data;
+		imm = (__force u32)wr->ex.imm_data;
 		break;
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_READ_WITH_INV:
 	case IB_WR_LOCAL_INV:
-		ev->imm = wr->ex.invalidate_rkey;
+		imm = wr->ex.invalidate_rkey;
 		break;
 	default:
 		break;
 	}
+
+	ev->wr_id = rdt_wr_id(wr->wr_id, user);
+	ev->remote_addr = raddr;
+	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	ev->ret = 0;
+	ev->rkey = rkey;
+	ev->imm = imm;
+	ev->opcode = wr->opcode;
+	ev->bad = 0;
+	ev->send_flags = wr->send_flags;
+	ev->num_sge = wr->num_sge;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_send_wr);
 
@@ -97,8 +112,12 @@ void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
 		     bool user)
 {
 	ev->wr_id = rdt_wr_id(wr->wr_id, user);
-	ev->num_sge = wr->num_sge;
 	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	ev->ret = 0;
+	ev->num_sge = wr->num_sge;
+	ev->bad = 0;
+	ev->pad0 = 0;
+	ev->pad1 = 0;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_recv_wr);
 
@@ -117,6 +136,7 @@ void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 		ev->imm = wc->ex.invalidate_rkey;
 	else
 		ev->imm = (__force u32)wc->ex.imm_data;
+	ev->pad = 0;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_wc);
 

@@ -96,6 +96,7 @@ static int __init rdt_init(void)
 out_debugfs:
 	/* A device may have been wrapped before the failure. */
 	synchronize_rcu_tasks();
+	synchronize_rcu();
 	synchronize_srcu(&rdt_srcu);
 	synchronize_rcu_tasks();
 	rdt_dev_free_all();
@@ -109,8 +110,13 @@ static void __exit rdt_exit(void)
 {
 	/* Unwraps every device (remove runs LIFO, other clients still live). */
 	ib_unregister_client(&rdt_client);
-	/* Callers that loaded a wrapper's address but did not enter it yet. */
+	/*
+	 * Callers that loaded a wrapper's address but did not enter it yet,
+	 * and the data path's wrappers, which take no SRCU section: tasks,
+	 * then interrupts (RCU Tasks does not wait for an idle CPU's).
+	 */
 	synchronize_rcu_tasks();
+	synchronize_rcu();
 	/* Wrappers inside their SRCU section, possibly sleeping. */
 	synchronize_srcu(&rdt_srcu);
 	/* The last instructions of each wrapper after srcu_read_unlock(). */

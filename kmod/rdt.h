@@ -82,7 +82,11 @@ int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,
 		  u32 cpu, u32 pid, u32 tid);
 
-/* Global state used by every wrapper: set up by main.c, read under SRCU. */
+/*
+ * Global state used by every wrapper, set up by main.c.  rdt_srcu covers
+ * the control path's wrappers (their originals sleep); rdt_cur_trace is
+ * read with interrupts off (rdt_reserve()).
+ */
 extern struct srcu_struct rdt_srcu;
 extern struct rdt_trace __rcu *rdt_cur_trace;
 extern struct rdt_filter rdt_cur_filter;
@@ -98,14 +102,32 @@ static inline bool rdt_want(u16 type)
 
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts);
 
-/* A record reserved in place: rdt_reserve() ... rdt_commit(). */
+/*
+ * A record reserved in place: rdt_reserve(), rdt_reserve_next() for each
+ * further record of the same call, then rdt_commit().
+ */
 struct rdt_slot {
 	struct rchan_buf	*buf;
 	unsigned long		flags;
+	struct rdt_trace	*t;
+	u64			ts;
+	u32			dev;
+	u32			pid;
+	u32			tid;
 	u16			size;
+	bool			task;
 };
 
 void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts);
+void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size);
+
+/* The first record of a call, or the next one while a slot is open. */
+static inline void *rdt_reserve_more(struct rdt_slot *s, bool open, u16 type,
+				     u16 size, u32 dev, u64 ts)
+{
+	return open ? rdt_reserve_next(s, type, size) :
+		      rdt_reserve(s, type, size, dev, ts);
+}
 
 static inline void rdt_slot_publish(struct rdt_slot *s)
 {
@@ -118,16 +140,6 @@ static inline void rdt_commit(struct rdt_slot *s)
 {
 	rdt_slot_publish(s);
 	local_irq_restore(s->flags);
-}
-
-/*
- * The slot holds an older record's bytes: zero the body before filling
- * (size is a constant at every call, so this is a few stores).
- */
-static inline void rdt_clear_body(void *rec, size_t size)
-{
-	memset((char *)rec + sizeof(struct rdt_hdr), 0,
-	       size - sizeof(struct rdt_hdr));
 }
 
 /* ---- encoders (encode.c) ---------------------------------------------- */

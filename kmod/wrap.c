@@ -6,9 +6,10 @@
  *  - install: publish the context with the saved originals,
  *    synchronize_rcu(), then WRITE_ONCE() the wrappers, only over non-NULL
  *    originals;
- *  - every wrapper runs its original inside an SRCU read section and never
- *    sleeps on its own; the data path ones (posts, polls, notifies, whose
- *    originals never sleep) skip it while nothing traces;
+ *  - every wrapper never sleeps on its own; the control path ones run
+ *    their original inside an SRCU read section (it may sleep), the data
+ *    path ones (posts, polls, notifies, whose originals never sleep) need
+ *    none;
  *  - the data path ones are in device->ops only while something traces
  *    them (the relay trace, or a probe on one of their tracepoints): off, a
  *    verb goes straight to the driver.  They come and go by the same
@@ -16,8 +17,8 @@
  *  - remove: cmpxchg() each op back to its original and retire the
  *    context; contexts stay findable until module exit, so a caller that
  *    loaded a wrapper's address before the unwrap still finds its original;
- *  - module exit (main.c): synchronize_rcu_tasks(), synchronize_srcu(),
- *    synchronize_rcu_tasks(), then free the contexts.
+ *  - module exit (main.c): synchronize_rcu_tasks(), synchronize_rcu(),
+ *    synchronize_srcu(), synchronize_rcu_tasks(), then free the contexts.
  *
  * Every wrapper is a thin adapter: capture what the call will free, call
  * the original, then write its records: the data path (posts, polls,
@@ -124,40 +125,89 @@ static bool rdt_uobj(const void *uobject)
  * WRs from *bad on were not posted, the caller still owns them and they
  * alone may be read then.
  */
-static void rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-			      const struct ib_send_wr *wr, u16 index,
-			      bool user, u64 ts)
+/* One record per WR, in one slot section; returns the number of WRs. */
+static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+			     const struct ib_send_wr *wr, bool user, u64 ts)
 {
 	struct rdt_ev_post_send *ev;
 	struct rdt_slot s;
+	bool open = false;
+	u32 n = 0;
 
-	ev = rdt_reserve(&s, RDT_EV_POST_SEND, sizeof(*ev), rd->index, ts);
-	if (!ev)
-		return;		/* every refused WR is a counted drop */
-	rdt_clear_body(ev, sizeof(*ev));
-	rdt_enc_send_wr(ev, wr, user);
-	ev->qpn = qp->qp_num;
-	ev->index = index;
-	rdt_commit(&s);
+	for (; wr; wr = wr->next, n++) {
+		ev = rdt_reserve_more(&s, open, RDT_EV_POST_SEND, sizeof(*ev),
+				      rd->index, ts);
+		open = ev;
+		if (!ev)
+			continue;	/* every refused WR is a counted drop */
+		rdt_enc_send_wr(ev, wr, user);
+		ev->qpn = qp->qp_num;
+		ev->index = n;
+	}
+	if (open)
+		rdt_commit(&s);
+	return n;
 }
 
-static void rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
-			      bool srq, const struct ib_recv_wr *wr,
-			      u16 index, bool user, u64 ts)
+static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
+			     bool srq, const struct ib_recv_wr *wr, bool user,
+			     u64 ts)
 {
 	struct rdt_ev_post_recv *ev;
 	struct rdt_slot s;
+	bool open = false;
+	u32 n = 0;
 
-	ev = rdt_reserve(&s, RDT_EV_POST_RECV, sizeof(*ev), rd->index, ts);
-	if (!ev)
-		return;
-	rdt_clear_body(ev, sizeof(*ev));
-	rdt_enc_recv_wr(ev, wr, user);
-	ev->qpn = qpn;
-	ev->srq_id = srq_id;
-	ev->srq = srq;
-	ev->index = index;
-	rdt_commit(&s);
+	for (; wr; wr = wr->next, n++) {
+		ev = rdt_reserve_more(&s, open, RDT_EV_POST_RECV, sizeof(*ev),
+				      rd->index, ts);
+		open = ev;
+		if (!ev)
+			continue;
+		rdt_enc_recv_wr(ev, wr, user);
+		ev->qpn = qpn;
+		ev->srq_id = srq_id;
+		ev->srq = srq;
+		ev->index = n;
+	}
+	if (open)
+		rdt_commit(&s);
+	return n;
+}
+
+static noinline void rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+				      const struct ib_send_wr *wr, bool user)
+{
+	u32 n;
+
+	for (n = 0; wr && trace_post_send_enabled(); wr = wr->next, n++) {
+		struct rdt_ev_post_send ev = {
+			.qpn = qp->qp_num,
+			.index = n,
+		};
+
+		rdt_enc_send_wr(&ev, wr, user);
+		trace_post_send(rd->index, &ev);
+	}
+}
+
+static noinline void rdt_tp_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
+				      bool srq, const struct ib_recv_wr *wr,
+				      bool user)
+{
+	u32 n;
+
+	for (n = 0; wr && trace_post_recv_enabled(); wr = wr->next, n++) {
+		struct rdt_ev_post_recv ev = {
+			.qpn = qpn,
+			.srq_id = srq_id,
+			.srq = srq,
+			.index = n,
+		};
+
+		rdt_enc_recv_wr(&ev, wr, user);
+		trace_post_recv(rd->index, &ev);
+	}
 }
 
 /*
@@ -190,7 +240,10 @@ static noinline void rdt_rec_post_fail(struct rdt_dev *rd, u16 type, u32 qpn,
 	rdt_commit(&s);
 }
 
-/* WRs from the first one not posted to the end: the caller's, unposted. */
+/*
+ * WRs from the first one not posted to the end: the caller's, unposted.
+ * With max U32_MAX - 1, a whole list, before it is posted.
+ */
 static u32 rdt_send_tail(const struct ib_send_wr *bad, u32 max)
 {
 	u32 n = 0;
@@ -230,31 +283,25 @@ static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
  * recorded, then the driver, then the result.  A NULL list (a uverbs
  * doorbell) has nothing to read: its one record carries ret.
  */
-static noinline int rdt_traced_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+static noinline int rdt_traced_post_send(struct ib_qp *qp,
 					 const struct ib_send_wr *wr,
 					 const struct ib_send_wr **bad)
 {
+	struct rdt_dev *rd = rdt_dev_find(qp->device);
 	bool relay = READ_ONCE(rdt_enabled);
-	bool want = relay && rdt_want(RDT_EV_POST_SEND);
 	bool user = rdt_uobj(qp->uobject);
 	u64 ts = relay ? ktime_get_ns() : 0;
-	const struct ib_send_wr *w;
-	u32 n = 0;
+	u32 n;
 	int ret;
 
-	for (w = wr; w; w = w->next, n++) {
-		if (want)
-			rdt_rec_post_send(rd, qp, w, n, user, ts);
-		if (trace_post_send_enabled()) {
-			struct rdt_ev_post_send ev = {
-				.qpn = qp->qp_num,
-				.index = n,
-			};
-
-			rdt_enc_send_wr(&ev, w, user);
-			trace_post_send(rd->index, &ev);
-		}
-	}
+	if (unlikely(!rd))
+		return -ENODEV;
+	if (relay && rdt_want(RDT_EV_POST_SEND))
+		n = rdt_rec_post_send(rd, qp, wr, user, ts);
+	else
+		n = rdt_send_tail(wr, U32_MAX - 1);
+	if (trace_post_send_enabled())
+		rdt_tp_post_send(rd, qp, wr, user);
 	ret = rd->orig.post_send(qp, wr, bad);
 	trace_post_send_ret(rd->index, qp->qp_num, 0, n, ret);
 	if (!relay)
@@ -269,36 +316,27 @@ static noinline int rdt_traced_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 }
 
 /* The same for post_recv (srq NULL) and post_srq_recv. */
-static noinline int rdt_traced_post_recv(struct rdt_dev *rd, struct ib_qp *qp,
-					 struct ib_srq *srq,
+static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 					 const struct ib_recv_wr *wr,
 					 const struct ib_recv_wr **bad)
 {
+	struct rdt_dev *rd = rdt_dev_find(srq ? srq->device : qp->device);
 	bool user = srq ? rdt_uobj(srq->uobject) : rdt_uobj(qp->uobject);
 	bool relay = READ_ONCE(rdt_enabled);
-	bool want = relay && rdt_want(RDT_EV_POST_RECV);
 	u32 srq_id = srq ? srq->res.id : 0;
 	u32 qpn = srq ? 0 : qp->qp_num;
 	u64 ts = relay ? ktime_get_ns() : 0;
-	const struct ib_recv_wr *w;
-	u32 n = 0;
+	u32 n;
 	int ret;
 
-	for (w = wr; w; w = w->next, n++) {
-		if (want)
-			rdt_rec_post_recv(rd, qpn, srq_id, srq, w, n, user, ts);
-		if (trace_post_recv_enabled()) {
-			struct rdt_ev_post_recv ev = {
-				.qpn = qpn,
-				.srq_id = srq_id,
-				.srq = !!srq,
-				.index = n,
-			};
-
-			rdt_enc_recv_wr(&ev, w, user);
-			trace_post_recv(rd->index, &ev);
-		}
-	}
+	if (unlikely(!rd))
+		return -ENODEV;
+	if (relay && rdt_want(RDT_EV_POST_RECV))
+		n = rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user, ts);
+	else
+		n = rdt_recv_tail(wr, U32_MAX - 1);
+	if (trace_post_recv_enabled())
+		rdt_tp_post_recv(rd, qpn, srq_id, srq, wr, user);
 	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
 		    rd->orig.post_recv(qp, wr, bad);
 	trace_post_recv_ret(rd->index, qpn, srq_id, n, ret);
@@ -314,7 +352,9 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 				       u64 ts)
 {
 	struct rdt_ev_poll_cq *sum;
+	u32 cq_id = cq->res.id;
 	struct rdt_slot s;
+	bool open = false;
 	int i;
 
 	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
@@ -323,27 +363,29 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 		for (i = 0; i < ret; i++) {
 			struct rdt_ev_poll_cq_wc *ev;
 
-			ev = rdt_reserve(&s, RDT_EV_POLL_CQ_WC, sizeof(*ev),
-					 rd->index, ts);
+			ev = rdt_reserve_more(&s, open, RDT_EV_POLL_CQ_WC,
+					      sizeof(*ev), rd->index, ts);
+			open = ev;
 			if (!ev)
 				continue;
-			rdt_clear_body(ev, sizeof(*ev));
 			rdt_enc_wc(ev, &wc[i], user);
-			ev->cq_id = cq->res.id;
+			ev->cq_id = cq_id;
 			ev->index = i;
-			rdt_commit(&s);
 		}
 	}
-	if (!rdt_want(RDT_EV_POLL_CQ))
-		return;
-	sum = rdt_reserve(&s, RDT_EV_POLL_CQ, sizeof(*sum), rd->index, ts);
-	if (!sum)
-		return;
-	sum->cq_id = cq->res.id;
-	sum->requested = n;
-	sum->ret = ret;
-	sum->pad = 0;
-	rdt_commit(&s);
+	if (rdt_want(RDT_EV_POLL_CQ)) {
+		sum = rdt_reserve_more(&s, open, RDT_EV_POLL_CQ, sizeof(*sum),
+				       rd->index, ts);
+		open = sum;
+		if (sum) {
+			sum->cq_id = cq_id;
+			sum->requested = n;
+			sum->ret = ret;
+			sum->pad = 0;
+		}
+	}
+	if (open)
+		rdt_commit(&s);
 }
 
 static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
@@ -402,23 +444,13 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
 /*
  * The data path wrappers.  While nothing traces (the relay trace off and
  * their tracepoints off, all static keys) they look up the original and
- * jump to it, with no SRCU section: these ops never sleep (their callers
- * may hold spinlocks or run in softirq), and module exit frees the
- * contexts only after synchronize_rcu_tasks(), which waits for every task
- * that is, even preempted, inside this module's text.  When tracing, the
- * out-of-line traced variants run the whole call in an SRCU section.
+ * jump to it; when tracing, the out-of-line traced variants run.  Neither
+ * takes an SRCU section: these ops never sleep (their callers may hold
+ * spinlocks or run in softirq), module exit frees the contexts only after
+ * synchronize_rcu_tasks() (every task that is, even preempted, inside
+ * this module's text) and synchronize_rcu() (interrupts, on idle CPUs
+ * too), and the relay trace is read with interrupts off (emit.c).
  */
-static noinline int rdt_srcu_post_send(struct ib_qp *qp,
-				       const struct ib_send_wr *wr,
-				       const struct ib_send_wr **bad)
-{
-	int idx = srcu_read_lock(&rdt_srcu);
-	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	int ret = rd ? rdt_traced_post_send(rd, qp, wr, bad) : -ENODEV;
-
-	srcu_read_unlock(&rdt_srcu, idx);
-	return ret;
-}
 
 /* Off, and not the last device wrapped: the hash lookup, out of line. */
 static noinline int rdt_slow_post_send(struct ib_qp *qp,
@@ -437,24 +469,11 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 
 	if (static_branch_unlikely(&rdt_on) || trace_post_send_enabled() ||
 	    trace_post_send_ret_enabled())
-		return rdt_srcu_post_send(qp, wr, bad);
+		return rdt_traced_post_send(qp, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != qp->device))
 		return rdt_slow_post_send(qp, wr, bad);
 	return rd->orig.post_send(qp, wr, bad);
-}
-
-/* srq: NULL for post_recv, else post_srq_recv (qp NULL). */
-static noinline int rdt_srcu_post_recv(struct ib_qp *qp, struct ib_srq *srq,
-				       const struct ib_recv_wr *wr,
-				       const struct ib_recv_wr **bad)
-{
-	int idx = srcu_read_lock(&rdt_srcu);
-	struct rdt_dev *rd = rdt_dev_find(srq ? srq->device : qp->device);
-	int ret = rd ? rdt_traced_post_recv(rd, qp, srq, wr, bad) : -ENODEV;
-
-	srcu_read_unlock(&rdt_srcu, idx);
-	return ret;
 }
 
 static noinline int rdt_slow_post_recv(struct ib_qp *qp,
@@ -473,7 +492,7 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 
 	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
 	    trace_post_recv_ret_enabled())
-		return rdt_srcu_post_recv(qp, NULL, wr, bad);
+		return rdt_traced_post_recv(qp, NULL, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != qp->device))
 		return rdt_slow_post_recv(qp, wr, bad);
@@ -496,27 +515,26 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 
 	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
 	    trace_post_recv_ret_enabled())
-		return rdt_srcu_post_recv(NULL, srq, wr, bad);
+		return rdt_traced_post_recv(NULL, srq, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != srq->device))
 		return rdt_slow_post_srq_recv(srq, wr, bad);
 	return rd->orig.post_srq_recv(srq, wr, bad);
 }
 
-static noinline int rdt_srcu_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
+				       struct ib_wc *wc)
 {
-	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
-	int ret = -ENODEV;
+	int ret;
 
-	if (rd) {
-		ret = rd->orig.poll_cq(cq, n, wc);
-		if (trace_poll_cq_wc_enabled() || trace_poll_cq_enabled())
-			rdt_tp_poll_cq(rd, cq, n, wc, ret);
-		if (READ_ONCE(rdt_enabled))
-			rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
-	}
-	srcu_read_unlock(&rdt_srcu, idx);
+	if (unlikely(!rd))
+		return -ENODEV;
+	ret = rd->orig.poll_cq(cq, n, wc);
+	if (trace_poll_cq_wc_enabled() || trace_poll_cq_enabled())
+		rdt_tp_poll_cq(rd, cq, n, wc, ret);
+	if (READ_ONCE(rdt_enabled))
+		rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
 	return ret;
 }
 
@@ -533,29 +551,27 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 
 	if (static_branch_unlikely(&rdt_on) || trace_poll_cq_wc_enabled() ||
 	    trace_poll_cq_enabled())
-		return rdt_srcu_poll_cq(cq, n, wc);
+		return rdt_traced_poll_cq(cq, n, wc);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_poll_cq(cq, n, wc);
 	return rd->orig.poll_cq(cq, n, wc);
 }
 
-static noinline int rdt_srcu_req_notify_cq(struct ib_cq *cq,
-					   enum ib_cq_notify_flags flags)
+static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
+					     enum ib_cq_notify_flags flags)
 {
-	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
 	u64 ts = READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
-	int ret = -ENODEV;
+	int ret;
 
-	if (rd) {
-		ret = rd->orig.req_notify_cq(cq, flags);
-		if (trace_req_notify_cq_enabled())
-			rdt_tp_req_notify_cq(rd, cq, flags, ret);
-		if (READ_ONCE(rdt_enabled))
-			rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
-	}
-	srcu_read_unlock(&rdt_srcu, idx);
+	if (unlikely(!rd))
+		return -ENODEV;
+	ret = rd->orig.req_notify_cq(cq, flags);
+	if (trace_req_notify_cq_enabled())
+		rdt_tp_req_notify_cq(rd, cq, flags, ret);
+	if (READ_ONCE(rdt_enabled))
+		rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
 	return ret;
 }
 
@@ -572,7 +588,7 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 	struct rdt_dev *rd;
 
 	if (static_branch_unlikely(&rdt_on) || trace_req_notify_cq_enabled())
-		return rdt_srcu_req_notify_cq(cq, flags);
+		return rdt_traced_req_notify_cq(cq, flags);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_req_notify_cq(cq, flags);

@@ -81,9 +81,13 @@ static void rdt_test_send_wr(struct kunit *test)
 		.opcode = IB_WR_SEND_WITH_INV,
 		.ex.invalidate_rkey = 0x55,
 	};
-	struct rdt_ev_post_send ev = {};
+	struct rdt_ev_post_send ev;
 
+	/* The data path encodes over an older record's bytes. */
+	memset(&ev, 0xa5, sizeof(ev));
 	rdt_enc_send_wr(&ev, &rw.wr, false);
+	KUNIT_EXPECT_EQ(test, ev.ret, 0);
+	KUNIT_EXPECT_EQ(test, ev.bad, 0);
 	KUNIT_EXPECT_EQ(test, ev.wr_id, 77);
 	KUNIT_EXPECT_EQ(test, ev.total_len, 128);
 	KUNIT_EXPECT_EQ(test, ev.num_sge, 2);
@@ -93,16 +97,21 @@ static void rdt_test_send_wr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ev.rkey, 0x1234);
 	KUNIT_EXPECT_EQ(test, ev.imm, (__force u32)cpu_to_be32(0xabcd));
 
-	memset(&ev, 0, sizeof(ev));
+	memset(&ev, 0xa5, sizeof(ev));
 	rdt_enc_send_wr(&ev, &aw.wr, false);
 	KUNIT_EXPECT_EQ(test, ev.remote_addr, 0xbeef0000);
 	KUNIT_EXPECT_EQ(test, ev.rkey, 0x99);
+	KUNIT_EXPECT_EQ(test, ev.imm, 0);
 	KUNIT_EXPECT_EQ(test, ev.total_len, 0);
+	KUNIT_EXPECT_EQ(test, ev.num_sge, 0);
+	KUNIT_EXPECT_EQ(test, ev.send_flags, 0);
 
-	memset(&ev, 0, sizeof(ev));
+	memset(&ev, 0xa5, sizeof(ev));
 	rdt_enc_send_wr(&ev, &sw, false);
 	KUNIT_EXPECT_EQ(test, ev.remote_addr, 0);
+	KUNIT_EXPECT_EQ(test, ev.rkey, 0);
 	KUNIT_EXPECT_EQ(test, ev.imm, 0x55);
+	KUNIT_EXPECT_EQ(test, ev.opcode, IB_WR_SEND_WITH_INV);
 }
 
 static void rdt_test_recv_wc(struct kunit *test)
@@ -120,15 +129,24 @@ static void rdt_test_recv_wc(struct kunit *test)
 		.wc_flags = IB_WC_WITH_IMM,
 		.ex.imm_data = cpu_to_be32(7),
 	};
-	struct rdt_ev_post_recv rv = {};
-	struct rdt_ev_poll_cq_wc ev = {};
+	struct rdt_ev_post_recv rv;
+	struct rdt_ev_poll_cq_wc ev;
 
+	memset(&rv, 0xa5, sizeof(rv));
 	rdt_enc_recv_wr(&rv, &rw, true);
 	KUNIT_EXPECT_EQ(test, rv.wr_id, 5);
 	KUNIT_EXPECT_EQ(test, rv.total_len, 4096);
 	KUNIT_EXPECT_EQ(test, rv.num_sge, 1);
+	KUNIT_EXPECT_EQ(test, rv.ret, 0);
+	KUNIT_EXPECT_EQ(test, rv.bad, 0);
+	KUNIT_EXPECT_EQ(test, rv.pad0, 0);
+	KUNIT_EXPECT_EQ(test, rv.pad1, 0);
 
+	memset(&ev, 0xa5, sizeof(ev));
 	rdt_enc_wc(&ev, &wc, true);
+	KUNIT_EXPECT_EQ(test, ev.wc_flags, IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, ev.vendor_err, 0);
+	KUNIT_EXPECT_EQ(test, ev.pad, 0);
 	KUNIT_EXPECT_EQ(test, ev.wr_id, 9);
 	KUNIT_EXPECT_EQ(test, ev.status, IB_WC_REM_ACCESS_ERR);
 	KUNIT_EXPECT_EQ(test, ev.opcode, IB_WC_RECV_RDMA_WITH_IMM);
