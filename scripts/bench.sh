@@ -86,7 +86,7 @@ if [ "$VM" = 1 ]; then
 	log "figure 2: capture rate, rdmatrace-record (saved, decoded after)"
 	vm --smp 2 --mem 4096 --timeout 600 -- bench/guest-capture.sh 1 50000 20000000 record
 	log "figure 5: workload slowdown, 3 reps"
-	vm --smp 2 --timeout 900 -- bench/guest-workload.sh 3 500 500 1048576
+	vm --smp 2 --timeout 1500 -- bench/guest-workload.sh 3 500 500 1048576
 	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited|^guest-(workload|bpf): ' "$RAW.log" >&2 || true
 	rm -f "$RAW.log"
 fi
