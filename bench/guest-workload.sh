@@ -47,10 +47,10 @@ ring() {
 measure() {	# MODE
 	bw=$(pt ib_write_bw "-s 65536 -n $BWN" 65536 4)
 	lat=$(pt ib_send_lat "-s 64 -n $LATN" 64 5)
-	r=$(ring)
+	rt=$(ring)
 	echo "R workload.$1.write_bw_MBps ${bw:-nan}"
 	echo "R workload.$1.send_lat_us ${lat:-nan}"
-	echo "R workload.$1.ring_time_us ${r:-nan}"
+	echo "R workload.$1.ring_time_us ${rt:-nan}"
 }
 
 # Until the reader started last (pid $1) traces: the module's tracing on,
@@ -78,8 +78,8 @@ ring_split() {	# MODE WHAT CMD...
 	"$@" 2>"$W/err" &
 	dp=$!
 	wait_tracing $dp "$what"
-	r=$(ring)
-	echo "R workload.$m.ring_time_us ${r:-nan}"
+	rt=$(ring)
+	echo "R workload.$m.ring_time_us ${rt:-nan}"
 	kill -INT $dp
 	wait $dp || true
 	rm -rf "$W/t.rdt" "$W/rec"
