@@ -181,7 +181,7 @@ unsigned int rdt_ops_uninstall(rdt_ops_t *live,
 			       const struct ib_device_ops *saved,
 			       const struct ib_device_ops *wrappers,
 			       const struct rdt_op *tbl, unsigned int n,
-			       unsigned long mask, unsigned int *foreign);
+			       unsigned long mask, unsigned long *foreign);
 
 struct rdt_dev;
 struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev);

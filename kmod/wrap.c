@@ -1061,13 +1061,14 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_ops_install);
 
 /*
  * Put the originals back where our wrapper still sits.  An op someone else
- * changed meanwhile is left alone and counted in *foreign.
+ * changed meanwhile is left alone, and its bit set in *foreign: it still
+ * runs our wrapper, beneath theirs.
  */
 unsigned int rdt_ops_uninstall(rdt_ops_t *live,
 			       const struct ib_device_ops *saved,
 			       const struct ib_device_ops *wrappers,
 			       const struct rdt_op *tbl, unsigned int n,
-			       unsigned long mask, unsigned int *foreign)
+			       unsigned long mask, unsigned long *foreign)
 {
 	unsigned int i, nr = 0;
 
@@ -1081,7 +1082,7 @@ unsigned int rdt_ops_uninstall(rdt_ops_t *live,
 		if (cmpxchg(rdt_slot(live, &tbl[i]), w, orig) == w)
 			nr++;
 		else
-			(*foreign)++;
+			*foreign |= BIT(i);
 	}
 	return nr;
 }
@@ -1103,19 +1104,6 @@ static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
 	idx = srcu_read_lock(&rdt_srcu);
 	rdt_emit(&ev, type, sizeof(ev), rd->index, ktime_get_ns());
 	srcu_read_unlock(&rdt_srcu, idx);
-}
-
-/* The bits of @mask whose op no longer holds its saved original. */
-static unsigned long rdt_ops_moved(struct rdt_dev *rd, unsigned long mask)
-{
-	unsigned int i;
-
-	for (i = 0; i < rdt_nr_ops; i++)
-		if ((mask & BIT(i)) &&
-		    READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])) ==
-		    *rdt_slot(&rd->orig, &rdt_ops[i]))
-			mask &= ~BIT(i);
-	return mask;
 }
 
 /* Under rdt_dev_mutex: @want of rd's ops into device->ops. */
@@ -1140,7 +1128,7 @@ static void rdt_dev_install(struct rdt_dev *rd, unsigned long want)
 static void rdt_dev_hot(struct rdt_dev *rd)
 {
 	unsigned long hot = rd->live & RDT_HOT_OPS;
-	unsigned int foreign;
+	unsigned long foreign;
 
 	if (!rd->ready || rd->retired)
 		return;
@@ -1151,7 +1139,7 @@ static void rdt_dev_hot(struct rdt_dev *rd)
 	rdt_ops_uninstall(&rd->ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
 			  rdt_nr_ops, hot, &foreign);
 	/* An op someone else wrapped over ours stays live, and ours in it. */
-	rd->live &= ~hot | rdt_ops_moved(rd, hot);
+	rd->live &= ~hot | foreign;
 }
 
 static void rdt_hot_set(int delta)
@@ -1229,7 +1217,8 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 
 void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 {
-	unsigned int nr, foreign;
+	unsigned long foreign;
+	unsigned int nr;
 
 	mutex_lock(&rdt_dev_mutex);
 	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
@@ -1241,8 +1230,8 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	if (rdt_dev_last == rd)
 		WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	mutex_unlock(&rdt_dev_mutex);
-	WARN(foreign, "rdmatrace: %s: %u ops were changed by someone else; left in place\n",
-	     rd->name, foreign);
+	WARN(foreign, "rdmatrace: %s: %lu ops were changed by someone else; left in place\n",
+	     rd->name, hweight_long(foreign));
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
 	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
 }
