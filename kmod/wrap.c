@@ -29,6 +29,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -1181,6 +1182,10 @@ void rdt_tp_unreg(void)
 	rdt_hot_put();
 }
 
+/*
+ * Open to fail_function: fail-nth cannot aim at its kzalloc among a device
+ * add's ~15000 allocation sites (tests/stress/faults.test).
+ */
 struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 {
 	struct rdt_dev *rd;
@@ -1214,6 +1219,8 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_ADD, nr, NULL);
 	return rd;
 }
+
+ALLOW_ERROR_INJECTION(rdt_dev_wrap, ERRNO);
 
 void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 {
