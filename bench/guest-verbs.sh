@@ -15,9 +15,11 @@ P=/sys/module/rdt_bench/parameters
 rdt-rdma-up rxe >/dev/null
 . /run/rdt-rdma.env
 
-one() {	# MODE
-	insmod "$KO" dev="$RXE_DEV" mode=verbs iters="$ITERS" warmup=200
-	set -- "$1" $(cat $P/total_ns $P/ns_send $P/ns_recv $P/ns_poll_hit \
+one() {	# MODE [rdt_bench PARAM...]
+	m=$1
+	shift
+	insmod "$KO" dev="$RXE_DEV" mode=verbs iters="$ITERS" warmup=200 "$@"
+	set -- "$m" $(cat $P/total_ns $P/ns_send $P/ns_recv $P/ns_poll_hit \
 		$P/ns_poll_empty $P/n_poll_empty $P/polls)
 	rmmod rdt_bench
 	# One round = post_recv + post_send + the polls that returned the two
@@ -43,6 +45,9 @@ for r in $(seq "$REPS"); do
 	one disabled
 	echo 1 >$D/enable
 	one enabled
+	# wr_ids that are kernel addresses (a ULP's ib_cqe): hashed, mostly
+	# from the per-CPU cache.
+	one enabled_cqe wr_cqe=1
 	echo 0 >$D/enable
 	drop=$(awk '$1 == "total" { print $2 }' $D/dropped)
 	echo "R verbs.$TAG.enabled.dropped ${drop:-0}"

@@ -145,7 +145,10 @@ static inline void rdt_commit(struct rdt_slot *s)
 /* ---- encoders (encode.c) ---------------------------------------------- */
 
 void rdt_encode_init(void);
+/* rdt_wr_id()'s per-CPU cache of hashed kernel addresses: 1 << bits slots */
+#define RDT_WR_ID_CACHE_BITS	8
 u64 rdt_wr_id(u64 wr_id, bool user);
+u64 rdt_wr_id_hash(u64 wr_id);
 void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 		     bool user);
 void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,

@@ -45,6 +45,9 @@ module_param(size, uint, 0444);
 static ulong rate;
 module_param(rate, ulong, 0444);
 MODULE_PARM_DESC(rate, "mode=rate: poll_cq calls per second, 0 = unpaced");
+static bool wr_cqe;
+module_param(wr_cqe, bool, 0444);
+MODULE_PARM_DESC(wr_cqe, "mode=verbs: wr_ids are kernel addresses, as a ULP's ib_cqe (rdmatrace hashes them)");
 
 static ulong total_ns;
 module_param(total_ns, ulong, 0444);
@@ -71,6 +74,9 @@ module_param(ns_poll_hit, ulong, 0444);
 module_param(ns_poll_empty, ulong, 0444);
 module_param(n_poll_empty, ulong, 0444);
 
+/* wr_cqe: a request pool of 128, as a ULP's. */
+static struct ib_cqe bq_cqes[128];
+
 /* One round: 1 receive, 1 send, poll until both completions. */
 static int bq_round(struct bq *b, u64 n, ulong *ncalls, ulong *npolls)
 {
@@ -87,6 +93,11 @@ static int bq_round(struct bq *b, u64 n, ulong *ncalls, ulong *npolls)
 	int got = 0, r, i, spins = 0;
 	u64 t0, t1;
 
+	if (wr_cqe) {
+		n = (u64)(uintptr_t)&bq_cqes[n % ARRAY_SIZE(bq_cqes)];
+		rwr.wr_id = n;
+		swr.wr_id = n;
+	}
 	t0 = ktime_get_ns();
 	r = ib_post_recv(b->lb.qb, &rwr, NULL);
 	t1 = ktime_get_ns();

@@ -5,6 +5,7 @@
  */
 #include <kunit/test.h>
 #include <linux/debugfs.h>
+#include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/preempt.h>
 #include <linux/relay.h>
@@ -178,12 +179,41 @@ static void rdt_test_wr_id(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rdt_wr_id(ptr, true), ptr);
 }
 
+/*
+ * The per-CPU cache answers as siphash does: a pool of requests larger
+ * than the cache (slots shared and evicted) posted and completed over and
+ * over.
+ */
+static void rdt_test_wr_id_cache(struct kunit *test)
+{
+	const unsigned int pool = 3 << RDT_WR_ID_CACHE_BITS;
+	u64 base = (u64)(uintptr_t)test, p;
+	unsigned int i;
+
+	for (i = 0; i < 3 * pool; i++) {
+		p = base + (i % pool) * 192;
+		KUNIT_EXPECT_EQ(test, rdt_wr_id(p, false), rdt_wr_id_hash(p));
+	}
+	/* Two values in one slot take turns in it. */
+	for (i = 1; i < 1u << 16; i++)
+		if (hash_64(base + i * 64, RDT_WR_ID_CACHE_BITS) ==
+		    hash_64(base, RDT_WR_ID_CACHE_BITS))
+			break;
+	KUNIT_ASSERT_LT(test, i, 1u << 16);
+	p = base + i * 64;
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(base, false), rdt_wr_id_hash(base));
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(p, false), rdt_wr_id_hash(p));
+	KUNIT_EXPECT_EQ(test, rdt_wr_id(base, false), rdt_wr_id_hash(base));
+	KUNIT_EXPECT_NE(test, rdt_wr_id_hash(base), rdt_wr_id_hash(p));
+}
+
 static struct kunit_case rdt_encode_cases[] = {
 	KUNIT_CASE(rdt_test_sizes),
 	KUNIT_CASE(rdt_test_hdr),
 	KUNIT_CASE(rdt_test_send_wr),
 	KUNIT_CASE(rdt_test_recv_wc),
 	KUNIT_CASE(rdt_test_wr_id),
+	KUNIT_CASE(rdt_test_wr_id_cache),
 	{}
 };
 
