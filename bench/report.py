@@ -122,6 +122,8 @@ tgt("issue 21: ib_send_lat traced/untraced", "workload.ratio_send_lat_us", "<=",
 tgt("issue 21: live rdmatrace-dump -f against rdmatrace-record (zero-loss rate)",
     "capture.live_over_record", ">=", 0.9, "x")
 tgt("issue 21: decode+merge to binary", "decode.binary.events_per_s", ">=", 15e6, "events/s")
+tgt("issue 21: the same, wr_ids that are kernel addresses (a ULP's ib_cqe: hashed, per-CPU cache)",
+    "verbs.icount.enabled_cqe.added_verb_ns", None, None, "ns")
 tgt("issue 21: BPF rxe source, added guest instructions per packet (icount)",
     "bpf.rxe.added_per_packet", None, None, "ns")
 tgt("issue 21: ring traced/untraced, rdmatrace.ko alone, rdmatrace-dump -f",
