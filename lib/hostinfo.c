@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Facts about this host for trace file headers and live sources. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,42 @@ static void read_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
+static int64_t ts_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_MONOTONIC from the tightest of several brackets
+ * (realtime, monotonic, realtime): one bracket is off by as much as the
+ * reader was preempted inside it, a scheduler tick (4 ms at HZ=250) on a
+ * busy host, and every cross-host alignment inherits that error.
+ */
+static int64_t realtime_offset_ns(void)
+{
+	int64_t best = 0, width = INT64_MAX;
+
+	for (int i = 0; i < 64 && width > 1000; i++) {
+		int64_t r1 = ts_ns(CLOCK_REALTIME);
+		int64_t m = ts_ns(CLOCK_MONOTONIC);
+		int64_t r2 = ts_ns(CLOCK_REALTIME);
+
+		/* A step of the realtime clock inside the bracket: retry. */
+		if (r2 < r1 || r2 - r1 >= width)
+			continue;
+		width = r2 - r1;
+		best = r1 + width / 2 - m;
+	}
+	if (width == INT64_MAX)	/* stepped every time: take one read */
+		best = ts_ns(CLOCK_REALTIME) - ts_ns(CLOCK_MONOTONIC);
+	return best;
+}
+
 RDT_EXPORT void rdt_local_file_hdr(struct rdt_file_hdr *h, const char *relay_dir)
 {
-	struct timespec rt, mono, rt2;
 	struct utsname u;
 	char path[512];
 
@@ -35,14 +69,7 @@ RDT_EXPORT void rdt_local_file_hdr(struct rdt_file_hdr *h, const char *relay_dir
 	h->abi_major = RDT_ABI_MAJOR;
 	h->abi_minor = RDT_ABI_MINOR;
 	h->hdr_size = sizeof(*h);
-	/* Bracket the monotonic read to halve the offset's error. */
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &rt2);
-	h->realtime_offset_ns =
-		((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec +
-		 (int64_t)rt2.tv_sec * 1000000000 + rt2.tv_nsec) / 2 -
-		((int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec);
+	h->realtime_offset_ns = realtime_offset_ns();
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (!uname(&u)) {
 		/* Keep the NUL: readers treat these as C strings. */

@@ -11,7 +11,8 @@ Checks: both guests' rings ran and summed right; each trace holds rxe_xmit
 and rxe_rcv records of packets that crossed the wire; merged with clock
 alignment (the default), rdmatrace-dump's offset B - A contains the true
 offset (rdt-clockpair's bounds, measured over shared memory before and after
-the run) within its reported error, the error is below 1 ms, and no
+the run) within its reported error, the error is below 1 ms (and the
+file headers' realtime offsets, which carry it, within 100 us), and no
 cross-host message is received before it was sent; merged with the header
 offsets only (--clock-align=header), some are (the skew is real).
 
@@ -22,6 +23,7 @@ collective with no packet of theirs on the wire (not checked: a view)."""
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -95,6 +97,20 @@ print("  skew during the run: %+.3f us within [%+.3f, %+.3f] us (the step %+.3f 
       " the guests' own %+.3f us from booting)" % (truth / 1e3, lo / 1e3, hi / 1e3, step / 1e3,
                                                    (boot["real_lo"] + boot["real_hi"]) / 2e3))
 
+# Each file header's CLOCK_REALTIME - CLOCK_MONOTONIC (struct rdt_file_hdr,
+# byte 16) carries every alignment onto the realtime axis: its own error
+# passes into the offset whole, so it is checked on its own against the
+# truth (B's real - mono less A's, from rdt-clockpair's bounds).
+hdr = {}
+for role, f in (("A", A), ("B", B)):
+    with open(f, "rb") as fh:
+        hdr[role] = struct.unpack_from("<q", fh.read(24), 16)[0]
+hlo = min(c["real_lo"] - c["mono_hi"] for c in (pre, post))
+hhi = max(c["real_hi"] - c["mono_lo"] for c in (pre, post))
+hd = hdr["B"] - hdr["A"]
+herr = max(hlo - hd, hd - hhi, 0)
+check(herr <= 100e3, "the headers' realtime offsets: B - A %+.3f us, %.3f us outside the truth"
+      " [%+.3f, %+.3f] us (want <= 100 us)" % (hd / 1e3, herr / 1e3, hlo / 1e3, hhi / 1e3))
 rc, stats, err = run("-i", A, "-i", B, "-q", "--stats")
 print("  rdmatrace-dump -i A.rdt -i B.rdt --stats (alignment auto) said on stderr:")
 for l in err.splitlines():
