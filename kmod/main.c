@@ -84,21 +84,23 @@ static int __init rdt_init(void)
 		goto out;
 
 	rdt_set_enabled(rdt_param_enable);
+	rdt_restrack_init();
 	ret = ib_register_client(&rdt_client);
 	if (ret) {
 		pr_err("ib_register_client failed (%d)\n", ret);
-		goto out_debugfs;
+		goto out_restrack;
 	}
 	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
 		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
 	return 0;
 
-out_debugfs:
+out_restrack:
 	/* A device may have been wrapped before the failure. */
 	synchronize_rcu_tasks();
 	synchronize_rcu();
 	synchronize_srcu(&rdt_srcu);
 	synchronize_rcu_tasks();
+	rdt_restrack_exit();
 	rdt_dev_free_all();
 	rdt_debugfs_exit();
 out:
@@ -121,6 +123,7 @@ static void __exit rdt_exit(void)
 	synchronize_srcu(&rdt_srcu);
 	/* The last instructions of each wrapper after srcu_read_unlock(). */
 	synchronize_rcu_tasks();
+	rdt_restrack_exit();
 	rdt_dev_free_all();
 	rdt_debugfs_exit();
 	pr_info("unloaded\n");

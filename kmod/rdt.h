@@ -199,6 +199,17 @@ void rdt_dev_rename(struct ib_device *ibdev, struct rdt_dev *rd);
 void rdt_dev_statedump(void);
 void rdt_dev_free_all(void);
 
+/* ---- CQ and PD ids from restrack (restrack.c) ------------------------- */
+
+void rdt_restrack_init(void);
+void rdt_restrack_exit(void);
+void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
+			     struct rdt_ev_cq *ev);
+void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 ts,
+			       struct rdt_ev_pd *ev);
+void rdt_restrack_flush(const void *obj, u32 id);
+void rdt_restrack_forget(u32 dev);
+
 /* ---- debugfs (debugfs.c) ---------------------------------------------- */
 
 int rdt_debugfs_init(void);

@@ -625,8 +625,16 @@ static int rdt_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 
 	if (rd) {
 		ret = rd->orig.alloc_pd(pd, udata);
-		rdt_emit_pd(rd, RDT_EV_PD_ALLOC, pd, pd->res.id, udata, ret,
-			    ts);
+		if (ret) {
+			rdt_emit_pd(rd, RDT_EV_PD_ALLOC, pd, 0, udata, ret, ts);
+		} else {
+			struct rdt_ev_pd ev = {
+				.user = !!udata,
+				.local_dma_lkey = pd->local_dma_lkey,
+			};
+
+			rdt_restrack_pd_allocated(pd, rd->index, ts, &ev);
+		}
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -643,6 +651,7 @@ static int rdt_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 	if (rd) {
 		struct ib_pd copy = { .local_dma_lkey = pd->local_dma_lkey };
 
+		rdt_restrack_flush(pd, id);
 		ret = rd->orig.dealloc_pd(pd, udata);
 		rdt_emit_pd(rd, RDT_EV_PD_DEALLOC, &copy, id, udata, ret, ts);
 	}
@@ -666,13 +675,16 @@ static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		};
 
 		ret = rd->orig.create_cq(cq, attr, arg);
-		/* res.id is assigned by restrack after we return: 0 here. */
-		ev.cq_id = cq->res.id;
 		ev.ret = ret;
-		if (rdt_want(RDT_EV_CQ_CREATE))
-			rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev), rd->index,
-				 ts);
-		trace_cq_create(rd->index, &ev);
+		if (!ret) {
+			/* Emitted once restrack gives it its id (restrack.c). */
+			rdt_restrack_cq_created(cq, rd->index, ts, &ev);
+		} else {
+			if (rdt_want(RDT_EV_CQ_CREATE))
+				rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev),
+					 rd->index, ts);
+			trace_cq_create(rd->index, &ev);
+		}
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -692,6 +704,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 	int ret = -ENODEV;
 
 	if (rd) {
+		rdt_restrack_flush(cq, ev.cq_id);
 		ret = rd->orig.destroy_cq(cq, udata);
 		ev.ret = ret;
 		if (rdt_want(RDT_EV_CQ_DESTROY))
@@ -1239,6 +1252,7 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	mutex_unlock(&rdt_dev_mutex);
 	WARN(foreign, "rdmatrace: %s: %lu ops were changed by someone else; left in place\n",
 	     rd->name, hweight_long(foreign));
+	rdt_restrack_forget(rd->index);
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
 	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
 }

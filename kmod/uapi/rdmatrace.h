@@ -229,9 +229,15 @@ struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
 
 /* ---- protection domains ------------------------------------------------ */
 
+/*
+ * PD_ALLOC and a successful CQ_CREATE are stamped when the core registers
+ * the object (rdma_restrack_add(), just after the driver's call), which
+ * is when it gets its id; 0 is an id too (each device counts from 0).  If
+ * the module could not probe that, they carry 0 (dmesg says so).
+ */
 struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
 	struct rdt_hdr hdr;
-	__u32	pd_id;			/* ib_pd->res.id, 0 if unknown */
+	__u32	pd_id;			/* ib_pd->res.id */
 	__s32	ret;
 	__u32	user;			/* 1: created through uverbs */
 	__u32	local_dma_lkey;

@@ -117,10 +117,10 @@ static void body(const struct rdt_hdr *h)
 	case RDT_EV_QP_CREATE: {
 		const struct rdt_ev_qp_create *e = p;
 
-		printf(" qpn=%u ret=%d qp_type=%u send_cq=%u recv_cq=%u max_send_wr=%u max_recv_wr=%u user=%u port=%u",
+		printf(" qpn=%u ret=%d qp_type=%u send_cq=%u recv_cq=%u max_send_wr=%u max_recv_wr=%u user=%u port=%u pd_id=%u",
 		       e->qpn, e->ret, e->qp_type, e->send_cq_id,
 		       e->recv_cq_id, e->max_send_wr, e->max_recv_wr, e->user,
-		       e->port);
+		       e->port, e->pd_id);
 		break;
 	}
 	case RDT_EV_QP_MODIFY: {
