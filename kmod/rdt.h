@@ -201,6 +201,25 @@ void rdt_dev_free_all(void);
 
 /* ---- CQ and PD ids from restrack (restrack.c) ------------------------- */
 
+/*
+ * Creations between their driver call and rdma_restrack_add() at one
+ * time: a handful.  A full table emits at once, with id 0.
+ */
+#define RDT_PARKED	32
+
+struct rdt_parked {
+	const void	*obj;		/* the ib_cq or ib_pd; NULL: free */
+	u32		dev;
+	u16		type;		/* RDT_EV_CQ_CREATE or RDT_EV_PD_ALLOC */
+	union {
+		struct rdt_ev_cq	cq;
+		struct rdt_ev_pd	pd;
+	} ev;
+};
+
+bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
+		       size_t size);
+bool rdt_restrack_take(const void *obj, u32 dev, struct rdt_parked *p);
 void rdt_restrack_init(void);
 void rdt_restrack_exit(void);
 void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,

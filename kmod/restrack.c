@@ -23,22 +23,6 @@
 #include "rdt.h"
 #include "rdmatrace_trace.h"
 
-/*
- * Creations between their driver call and rdma_restrack_add() at one
- * time: a handful.  A full table emits at once, with id 0.
- */
-#define RDT_PARKED	32
-
-struct rdt_parked {
-	const void	*obj;		/* the ib_cq or ib_pd; NULL: free */
-	u32		dev;
-	u16		type;		/* RDT_EV_CQ_CREATE or RDT_EV_PD_ALLOC */
-	union {
-		struct rdt_ev_cq	cq;
-		struct rdt_ev_pd	pd;
-	} ev;
-};
-
 static struct rdt_parked rdt_parked[RDT_PARKED];
 static unsigned int rdt_nr_parked;
 static DEFINE_SPINLOCK(rdt_parked_lock);
@@ -67,7 +51,7 @@ static void rdt_parked_emit(struct rdt_parked *p, u32 id)
  * Take obj's parked creation (any object of device dev if obj is NULL)
  * into *p; false if none is parked.
  */
-static bool rdt_parked_take(const void *obj, u32 dev, struct rdt_parked *p)
+bool rdt_restrack_take(const void *obj, u32 dev, struct rdt_parked *p)
 {
 	unsigned long flags;
 	bool found = false;
@@ -89,9 +73,10 @@ static bool rdt_parked_take(const void *obj, u32 dev, struct rdt_parked *p)
 	spin_unlock_irqrestore(&rdt_parked_lock, flags);
 	return found;
 }
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_restrack_take);
 
-static bool rdt_park(const void *obj, u16 type, u32 dev, const void *ev,
-		     size_t size)
+bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
+		       size_t size)
 {
 	unsigned long flags;
 	bool parked = false;
@@ -116,6 +101,7 @@ static bool rdt_park(const void *obj, u16 type, u32 dev, const void *ev,
 	spin_unlock_irqrestore(&rdt_parked_lock, flags);
 	return parked;
 }
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_restrack_park);
 
 /*
  * A successful create_cq: emitted once restrack gives the CQ its id, or
@@ -124,7 +110,7 @@ static bool rdt_park(const void *obj, u16 type, u32 dev, const void *ev,
 void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
 			     struct rdt_ev_cq *ev)
 {
-	if (!rdt_park(cq, RDT_EV_CQ_CREATE, dev, ev, sizeof(*ev))) {
+	if (!rdt_restrack_park(cq, RDT_EV_CQ_CREATE, dev, ev, sizeof(*ev))) {
 		if (rdt_want(RDT_EV_CQ_CREATE))
 			rdt_emit(ev, RDT_EV_CQ_CREATE, sizeof(*ev), dev, ts);
 		trace_cq_create(dev, ev);
@@ -134,7 +120,7 @@ void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
 void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 ts,
 			       struct rdt_ev_pd *ev)
 {
-	if (!rdt_park(pd, RDT_EV_PD_ALLOC, dev, ev, sizeof(*ev))) {
+	if (!rdt_restrack_park(pd, RDT_EV_PD_ALLOC, dev, ev, sizeof(*ev))) {
 		if (rdt_want(RDT_EV_PD_ALLOC))
 			rdt_emit(ev, RDT_EV_PD_ALLOC, sizeof(*ev), dev, ts);
 		trace_pd_alloc(dev, ev);
@@ -149,7 +135,7 @@ void rdt_restrack_flush(const void *obj, u32 id)
 {
 	struct rdt_parked p;
 
-	if (rdt_parked_take(obj, 0, &p))
+	if (rdt_restrack_take(obj, 0, &p))
 		rdt_parked_emit(&p, id);
 }
 
@@ -161,7 +147,7 @@ void rdt_restrack_forget(u32 dev)
 {
 	struct rdt_parked p;
 
-	while (rdt_parked_take(NULL, dev, &p))
+	while (rdt_restrack_take(NULL, dev, &p))
 		rdt_parked_emit(&p, 0);
 }
 
@@ -195,7 +181,7 @@ static int rdt_restrack_return(struct kretprobe_instance *ri,
 	else
 		obj = container_of(res, struct ib_pd, res);
 	/* Not valid: restrack could not store it, and the id stays 0. */
-	if (rdt_parked_take(obj, 0, &p))
+	if (rdt_restrack_take(obj, 0, &p))
 		rdt_parked_emit(&p, res->valid ? res->id : 0);
 	return 0;
 }

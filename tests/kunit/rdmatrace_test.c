@@ -465,6 +465,62 @@ static struct kunit_suite rdt_filter_suite = {
 	.test_cases = rdt_filter_cases,
 };
 
+/* ---- rdt_restrack: creations parked until their id is given ---------- */
+
+static void rdt_test_parked(struct kunit *test)
+{
+	static u8 obj[RDT_PARKED + 1];
+	struct rdt_ev_cq ev = { .cqe = 7 };
+	struct rdt_parked p;
+	unsigned int i, n;
+
+	if (!rdt_restrack_park(&obj[0], RDT_EV_CQ_CREATE, 90, &ev, sizeof(ev)))
+		kunit_skip(test, "no kretprobe on rdma_restrack_add: nothing parks");
+	for (i = 1; i < RDT_PARKED; i++) {
+		bool parked;
+
+		ev.cqe = 7 + i;
+		parked = rdt_restrack_park(&obj[i], RDT_EV_CQ_CREATE,
+					   90 + (i & 1), &ev, sizeof(ev));
+		KUNIT_ASSERT_TRUE(test, parked);
+	}
+	/* Full: the wrapper emits at once instead. */
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&obj[RDT_PARKED],
+						   RDT_EV_CQ_CREATE, 92, &ev,
+						   sizeof(ev)));
+	/* By object: its own fields, and only once. */
+	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(&obj[5], 0, &p));
+	KUNIT_EXPECT_PTR_EQ(test, p.obj, (const void *)&obj[5]);
+	KUNIT_EXPECT_EQ(test, p.dev, 91U);
+	KUNIT_EXPECT_EQ(test, p.type, RDT_EV_CQ_CREATE);
+	KUNIT_EXPECT_EQ(test, p.ev.cq.cqe, 12U);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&obj[5], 0, &p));
+	/* The freed slot parks the next one. */
+	KUNIT_EXPECT_TRUE(test, rdt_restrack_park(&obj[RDT_PARKED],
+						  RDT_EV_PD_ALLOC, 92, &ev,
+						  sizeof(struct rdt_ev_pd)));
+	/* By device (an unwrap): that device's, every one, no other. */
+	for (n = 0; rdt_restrack_take(NULL, 91, &p); n++)
+		KUNIT_EXPECT_EQ(test, p.dev, 91U);
+	KUNIT_EXPECT_EQ(test, n, RDT_PARKED / 2 - 1);
+	for (n = 0; rdt_restrack_take(NULL, 90, &p); n++)
+		KUNIT_EXPECT_EQ(test, p.dev, 90U);
+	KUNIT_EXPECT_EQ(test, n, RDT_PARKED / 2);
+	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(NULL, 92, &p));
+	KUNIT_EXPECT_EQ(test, p.type, RDT_EV_PD_ALLOC);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&obj[RDT_PARKED], 0, &p));
+}
+
+static struct kunit_case rdt_restrack_cases[] = {
+	KUNIT_CASE(rdt_test_parked),
+	{}
+};
+
+static struct kunit_suite rdt_restrack_suite = {
+	.name = "rdmatrace_restrack",
+	.test_cases = rdt_restrack_cases,
+};
+
 /* ---- rdt_drops: a real relay channel in a private directory ---------- */
 
 #define DROP_SUBBUF	4096
@@ -565,7 +621,7 @@ static struct kunit_suite rdt_drop_suite = {
 };
 
 kunit_test_suites(&rdt_encode_suite, &rdt_wrap_suite, &rdt_filter_suite,
-		  &rdt_drop_suite);
+		  &rdt_restrack_suite, &rdt_drop_suite);
 
 MODULE_DESCRIPTION("KUnit suites for rdmatrace");
 MODULE_LICENSE("GPL");
