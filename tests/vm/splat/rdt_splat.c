@@ -86,7 +86,6 @@ static noinline void rdt_splat_scrub(void)
 	char buf[1536];
 
 	memzero_explicit(buf, sizeof(buf));
-	OPTIMIZER_HIDE_VAR(buf[0]);
 }
 
 static int __init rdt_splat_init(void)
