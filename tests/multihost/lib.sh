@@ -8,8 +8,17 @@
 #
 # OUTDIR must be inside the checkout (the guests write there).  Each
 # guest's console goes to OUTDIR/A.console, B.console.  Returns 0 when
-# both guests exited 0; MH_RC_A, MH_RC_B hold the two exit codes and
-# MH_SECS the wall time.  MH_SKEW etc. pass through to guest.sh.
+# both guests exited 0; MH_RC_A, MH_RC_B hold the two exit codes,
+# MH_SECS the wall time and MH_BOOTS how many times the pair was booted.
+# MH_SKEW etc. pass through to guest.sh.
+#
+# A guest that dies while booting (under TCG a stock kernel oopses at
+# random in its boot-time code patching) ends its side of the wire, which
+# the other QEMU cannot join again: tests/vm/run then exits 123 instead of
+# booting once more, and both guests are booted again, once; the first
+# pair's consoles are kept as OUTDIR/A.console.1, B.console.1.
+# MH_FAIL_BOOT=A (or B) makes that guest's first boot die (an init that
+# does not exist), to prove the path.
 MH_ROOT=${MH_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
 # A TCP port nothing on 127.0.0.1 listens on now (the wire).
@@ -22,31 +31,37 @@ mh_free_port() {
 	return 1
 }
 
-mh_run() {
-	local kernel=$1 timeout=$2 out=$3 port shm pa pb t0 first rc other i
-	shift 3
+# One boot of the pair: mh_pair KERNEL TIMEOUT OUTDIR FAILBOOT [ring args].
+# Sets MH_RC_A, MH_RC_B.
+mh_pair() {
+	local kernel=$1 timeout=$2 out=$3 failboot=$4 port shm pa pb first rc other i
+	local -a xa=() xb=()
+	shift 4
 	port=$(mh_free_port) || { echo "mh_run: no free port" >&2; return 1; }
 	shm=$(mktemp /dev/shm/rdt-mh.XXXXXX) || return 1
 	truncate -s 1M "$shm"
-	mkdir -p "$out"
-	rm -f "$out"/A.* "$out"/B.* "$out"/clock-*.txt "$out"/skew.txt
-	t0=$(date +%s)
-	echo "mh_run: guests A (192.0.2.1) and B (192.0.2.2), $kernel, wire on 127.0.0.1:$port, shared memory $shm" >&2
-	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" \
+	case $failboot in
+	A) xa=(--append rdinit=/rdt-no-such-init) ;;
+	B) xb=(--append rdinit=/rdt-no-such-init) ;;
+	esac
+	echo "mh_run: guests A (192.0.2.1) and B (192.0.2.2), $kernel, wire on 127.0.0.1:$port, shared memory $shm${failboot:+, the boot of $failboot made to die}" >&2
+	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" ${xa[@]+"${xa[@]}"} \
 		--wire "listen:$port" --wire-ip 192.0.2.1/24 --shm "$shm" -- \
 		"$MH_ROOT/tests/multihost/guest.sh" A "$out" "$@" >"$out/A.console" 2>&1 &
 	pa=$!
-	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" \
+	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" ${xb[@]+"${xb[@]}"} \
 		--wire "connect:$port" --wire-ip 192.0.2.2/24 --shm "$shm" -- \
 		"$MH_ROOT/tests/multihost/guest.sh" B "$out" "$@" >"$out/B.console" 2>&1 &
 	pb=$!
 	# The first to end: if it failed, the other would wait for it until
-	# its own deadlines: give it 30 s, then stop it.
+	# its own deadlines: give it 30 s (none if the first never booted:
+	# the wire is gone), then stop it.
 	wait -n -p first $pa $pb
 	rc=$?
 	if [ "$first" = $pa ]; then MH_RC_A=$rc other=$pb; else MH_RC_B=$rc other=$pa; fi
 	if [ $rc != 0 ]; then
 		for i in $(seq 150); do
+			[ $rc != 123 ] || break
 			kill -0 $other 2>/dev/null || break
 			sleep 0.2
 		done
@@ -55,8 +70,29 @@ mh_run() {
 	wait $other
 	rc=$?
 	if [ $other = $pa ]; then MH_RC_A=$rc; else MH_RC_B=$rc; fi
-	MH_SECS=$(($(date +%s) - t0))
 	rm -f "$shm"
-	echo "mh_run: A exited $MH_RC_A, B exited $MH_RC_B, after ${MH_SECS}s" >&2
+}
+
+mh_run() {
+	local kernel=$1 timeout=$2 out=$3 t0 failboot=${MH_FAIL_BOOT:-} g
+	shift 3
+	case $failboot in
+	''|A|B) ;;
+	*) echo "mh_run: MH_FAIL_BOOT must be A or B, not '$failboot'" >&2; return 1 ;;
+	esac
+	mkdir -p "$out"
+	rm -f "$out"/A.* "$out"/B.* "$out"/clock-*.txt "$out"/skew.txt
+	t0=$(date +%s)
+	for MH_BOOTS in 1 2; do
+		mh_pair "$kernel" "$timeout" "$out" "$failboot" "$@"
+		failboot=
+		[ $MH_BOOTS = 1 ] && { [ $MH_RC_A = 123 ] || [ $MH_RC_B = 123 ]; } || break
+		echo "mh_run: A exited $MH_RC_A, B exited $MH_RC_B: a guest died while booting; booting both again (the first consoles: $out/A.console.1, B.console.1)" >&2
+		for g in A B; do
+			mv "$out/$g.console" "$out/$g.console.1"
+		done
+	done
+	MH_SECS=$(($(date +%s) - t0))
+	echo "mh_run: A exited $MH_RC_A, B exited $MH_RC_B, after ${MH_SECS}s, $MH_BOOTS boot(s) of the pair" >&2
 	[ $MH_RC_A = 0 ] && [ $MH_RC_B = 0 ]
 }
