@@ -2,7 +2,8 @@
 /*
  * rdmatrace: /sys/kernel/debug/rdmatrace/, the control side.
  *
- *   trace0..N    per-CPU relay files (read them)
+ *   trace0..N    per-CPU relay files (read them), there from the first
+ *                enable on (or from load with enable=1)
  *   enable       0/1
  *   events       mask of kmod record types, bit n = type 64 + n
  *   filter_pid   thread group id to keep, 0 = every process
@@ -53,12 +54,41 @@ static struct rdt_trace *rdt_trace_locked(void)
 					 lockdep_is_held(&rdt_ctl_mutex));
 }
 
-/* Replace the channel; the caller holds rdt_ctl_mutex, tracing is off. */
+/*
+ * The channel is opened when tracing is first switched on, not at load,
+ * as blktrace allocates at setup: a loaded module that never traces
+ * holds no buffers (n_subbufs x buffer_size on every possible CPU).  It
+ * stays when tracing goes off, for readers to drain, until a geometry
+ * write replaces it or unload frees it.  Under rdt_ctl_mutex.
+ */
+static int rdt_trace_alloc(void)
+{
+	struct rdt_trace *t;
+
+	if (rdt_trace_locked())
+		return 0;
+	t = rdt_trace_open(rdt_dir, rdt_param_subbuf_size,
+			   rdt_param_n_subbufs);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	rcu_assign_pointer(rdt_cur_trace, t);
+	return 0;
+}
+
+/*
+ * Replace the channel, if there is one yet; the caller holds
+ * rdt_ctl_mutex, tracing is off.
+ */
 int rdt_reconfigure(size_t subbuf_size, size_t n_subbufs)
 {
 	struct rdt_trace *old = rdt_trace_locked();
 	struct rdt_trace *t;
 
+	if (!old) {
+		rdt_param_subbuf_size = subbuf_size;
+		rdt_param_n_subbufs = n_subbufs;
+		return 0;
+	}
 	/* The files of both channels would be called trace<cpu>. */
 	RCU_INIT_POINTER(rdt_cur_trace, NULL);
 	synchronize_rcu();	/* its writers run with interrupts off */
@@ -103,9 +133,12 @@ static int rdt_enable_store(const char *buf)
 		pr_warn_ratelimited("enable: '%s' is not 0 or 1\n", buf);
 		return -EINVAL;
 	}
-	if (on && !rdt_trace_locked()) {
-		pr_err_ratelimited("enable: no relay channel (set buffer_size/n_subbufs again)\n");
-		return -ENODEV;
+	if (on) {
+		/* rdt_trace_open() said why it failed. */
+		int ret = rdt_trace_alloc();
+
+		if (ret)
+			return ret;
 	}
 	if (on && !READ_ONCE(rdt_enabled)) {
 		rdt_set_enabled(true);
@@ -231,10 +264,9 @@ static void rdt_dropped_show(struct seq_file *m)
 	u64 total = 0, d;
 	int cpu;
 
-	if (!t)
-		return;
+	/* No channel yet: nothing was ever lost. */
 	for_each_possible_cpu(cpu) {
-		d = rdt_trace_dropped(t, cpu);
+		d = t ? rdt_trace_dropped(t, cpu) : 0;
 		total += d;
 		seq_printf(m, "cpu%d %llu\n", cpu, d);
 	}
@@ -306,10 +338,11 @@ static const struct file_operations rdt_attr_fops = {
 	.release	= single_release,
 };
 
-int rdt_debugfs_init(void)
+/* The channel is opened now only if tracing starts at load. */
+int rdt_debugfs_init(bool open_channel)
 {
-	struct rdt_trace *t;
 	unsigned int i;
+	int ret = 0;
 
 	rdt_dir = debugfs_create_dir("rdmatrace", NULL);
 	if (IS_ERR(rdt_dir)) {
@@ -332,14 +365,14 @@ int rdt_debugfs_init(void)
 		}
 	}
 
-	t = rdt_trace_open(rdt_dir, rdt_param_subbuf_size,
-			   rdt_param_n_subbufs);
-	if (IS_ERR(t)) {
-		debugfs_remove_recursive(rdt_dir);
-		return PTR_ERR(t);
+	if (open_channel) {
+		mutex_lock(&rdt_ctl_mutex);
+		ret = rdt_trace_alloc();
+		mutex_unlock(&rdt_ctl_mutex);
+		if (ret)
+			debugfs_remove_recursive(rdt_dir);
 	}
-	rcu_assign_pointer(rdt_cur_trace, t);
-	return 0;
+	return ret;
 }
 
 /* After every wrapper is gone for good. */

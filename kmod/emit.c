@@ -201,12 +201,10 @@ struct rdt_trace *rdt_trace_open(struct dentry *parent, size_t subbuf_size,
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
-		return ERR_PTR(-ENOMEM);
+		goto fail;
 	t->cpu = alloc_percpu(struct rdt_cpu);
-	if (!t->cpu) {
-		kfree(t);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (!t->cpu)
+		goto fail_free;
 	for_each_possible_cpu(cpu)
 		per_cpu_ptr(t->cpu, cpu)->last_tid = U32_MAX;
 	t->subbuf_size = subbuf_size;
@@ -214,17 +212,19 @@ struct rdt_trace *rdt_trace_open(struct dentry *parent, size_t subbuf_size,
 
 	t->chan = relay_open("trace", parent, subbuf_size, n_subbufs,
 			     &rdt_relay_cb, t);
-	if (!t->chan) {
-		if (security_locked_down(LOCKDOWN_DEBUGFS))
-			pr_err("debugfs refuses relay files under kernel lockdown (Secure Boot?): cannot trace\n");
-		else
-			pr_err("cannot open relay channel (%zu x %zu bytes per CPU)\n",
-			       n_subbufs, subbuf_size);
-		free_percpu(t->cpu);
-		kfree(t);
-		return ERR_PTR(-ENOMEM);
-	}
-	return t;
+	if (t->chan)
+		return t;
+	free_percpu(t->cpu);
+fail_free:
+	kfree(t);
+fail:
+	/* Said here: enable's write fails with no other word of why. */
+	if (security_locked_down(LOCKDOWN_DEBUGFS))
+		pr_err("debugfs refuses relay files under kernel lockdown (Secure Boot?): cannot trace\n");
+	else
+		pr_err("cannot open relay channel (%zu x %zu bytes per CPU)\n",
+		       n_subbufs, subbuf_size);
+	return ERR_PTR(-ENOMEM);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_open);
 

@@ -3,8 +3,9 @@
  * rdmatrace: trace every verb that passes through device->ops on every RDMA
  * device, present or hot-added, into per-CPU relay buffers.
  *
- * Lifecycle, modelled on blktrace: load (channel opened, devices wrapped,
- * tracing off unless enable=1), enable/disable through debugfs, unload
+ * Lifecycle, modelled on blktrace: load (devices wrapped, tracing off
+ * unless enable=1), enable/disable through debugfs (the relay channel
+ * opened at the first enable, kept for readers after a disable), unload
  * (devices unwrapped, every in-flight wrapper waited for, channel closed).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -79,7 +80,7 @@ static int __init rdt_init(void)
 		return -EINVAL;
 	}
 	rdt_encode_init();
-	ret = rdt_debugfs_init();
+	ret = rdt_debugfs_init(rdt_param_enable);
 	if (ret)
 		goto out;
 

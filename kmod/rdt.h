@@ -231,7 +231,7 @@ void rdt_restrack_forget(u32 dev);
 
 /* ---- debugfs (debugfs.c) ---------------------------------------------- */
 
-int rdt_debugfs_init(void);
+int rdt_debugfs_init(bool open_channel);
 void rdt_debugfs_exit(void);
 int rdt_reconfigure(size_t subbuf_size, size_t n_subbufs);
 int rdt_check_geometry(size_t subbuf_size, size_t n_subbufs);

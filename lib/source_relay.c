@@ -389,8 +389,10 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	if (s->windowed)
 		return saved_fill(s, p);
 
-	if (s->live &&
-	    rdt_reader_pass_time(s->r) > p->last_scan + 1000000000ull)
+	/* No files yet: the module makes them when tracing is switched
+	 * on, which the caller may do right after opening this source. */
+	if (s->live && (!p->ncpus ||
+			rdt_reader_pass_time(s->r) > p->last_scan + 1000000000ull))
 		scan(s, p);
 	do {
 		got = false;
@@ -585,7 +587,19 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 			rdt_src_set_error(s, "%s: %s", dir, strerror(-ret));
 		return ret;
 	}
-	if (!p->ncpus) {
+	snprintf(path, sizeof(path), "%s/enable", dir);
+	if (!p->ncpus && !s->windowed && !access(path, F_OK)) {
+		/* The module allocates its buffers, and their files, when
+		 * tracing is first switched on. */
+		if (!s->live) {
+			rdt_src_set_error(s, "%s: no trace<cpu> relay files: "
+					  "tracing was never switched on since "
+					  "rdmatrace.ko was loaded (echo 1 > "
+					  "%s/enable, or rdmatrace-dump -f)",
+					  dir, dir);
+			return -ENOENT;
+		}
+	} else if (!p->ncpus) {
 		rdt_src_set_error(s, "%s: no trace<cpu> relay files (not an "
 				  "rdmatrace relay directory, or another module "
 				  "version)", dir);

@@ -566,17 +566,34 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r.buf = malloc(CHUNK);
-	if (!r.buf || scan(&r) < 0 || !r.ncpus) {
+	ret = r.buf ? scan(&r) : -1;
+	/* The module makes its buffers, and their files, at the first
+	 * enable: switch tracing on now rather than after the setup. */
+	if (!ret && !r.ncpus && !no_enable) {
+		ret = rdt_relay_set_enable(r.relay, true);
+		if (ret < 0 && ret != -ENOENT)
+			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
+				r.relay, strerror(-ret));
+		enabled = ret > 0;
+		ret = scan(&r);
+	}
+	if (ret < 0 || !r.ncpus) {
 		if (r.buf && !r.ncpus)
 			fprintf(stderr, "rdmatrace-record: %s: no trace<cpu> "
-				"relay files (not an rdmatrace relay "
-				"directory)\n", r.relay);
+				"relay files (%s)\n", r.relay, no_enable ?
+				"tracing was never switched on since the "
+				"module was loaded, and --no-enable leaves it "
+				"off" : "not an rdmatrace relay directory");
+		if (enabled)
+			rdt_relay_set_enable(r.relay, false);
 		undo_setup(&r);
 		return 1;
 	}
 
 	if (counters && ctr_open(&r.ctr, r.outdir,
 				 (unsigned int)counters_ms) < 0) {
+		if (enabled)
+			rdt_relay_set_enable(r.relay, false);
 		undo_setup(&r);
 		return 1;
 	}
@@ -585,7 +602,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (!no_enable) {
+	if (!no_enable && !enabled) {
 		ret = rdt_relay_set_enable(r.relay, true);
 		if (ret < 0 && ret != -ENOENT)
 			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
