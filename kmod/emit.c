@@ -219,11 +219,12 @@ fail_free:
 	kfree(t);
 fail:
 	/* Said here: enable's write fails with no other word of why. */
-	if (security_locked_down(LOCKDOWN_DEBUGFS))
+	if (security_locked_down(LOCKDOWN_DEBUGFS)) {
 		pr_err("debugfs refuses relay files under kernel lockdown (Secure Boot?): cannot trace\n");
-	else
-		pr_err("cannot open relay channel (%zu x %zu bytes per CPU)\n",
-		       n_subbufs, subbuf_size);
+		return ERR_PTR(-EPERM);
+	}
+	pr_err("cannot open relay channel (%zu x %zu bytes per CPU)\n",
+	       n_subbufs, subbuf_size);
 	return ERR_PTR(-ENOMEM);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_open);

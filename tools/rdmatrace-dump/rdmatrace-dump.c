@@ -136,16 +136,21 @@ struct args {
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
- * start/stop); returns true if we switched it on.  A directory without an
- * `enable` file (a saved capture) has nothing to switch. */
-static bool set_enable(const char *dir, bool on)
+ * start/stop); returns 1 if we switched it, 0 if there was nothing to
+ * switch (a saved capture has no `enable` file), or -errno, said. */
+static int set_enable(const char *dir, bool on)
 {
 	int ret = rdt_relay_set_enable(dir, on);
 
-	if (ret < 0 && ret != -ENOENT)
-		fprintf(stderr, "rdmatrace-dump: %s/enable: %s\n", dir,
-			strerror(-ret));
-	return ret > 0;
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		fprintf(stderr, "rdmatrace-dump: %s/enable: %s%s\n", dir,
+			strerror(-ret), !on ? "" : ret == -ENOMEM ?
+			" (rdmatrace.ko could not allocate its relay buffers: "
+			"the kernel log says why)" : ret == -EPERM ?
+			" (kernel lockdown? the kernel log says why)" : "");
+	return ret;
 }
 
 static bool saved_capture(const char *dir)
@@ -530,8 +535,17 @@ int main(int argc, char **argv)
 	if (a.stats)
 		st = rdt_stats_new();
 
-	if (a.follow && !a.no_relay && !a.no_enable)
-		enabled = set_enable(a.relay_dir, true);
+	if (a.follow && !a.no_relay && !a.no_enable) {
+		int e = set_enable(a.relay_dir, true);
+
+		/* The module's events were asked for and will not come: end
+		 * the run through the usual stop, flush and report. */
+		if (e < 0) {
+			ret = 1;
+			stop_requested = 1;
+		}
+		enabled = e > 0;
+	}
 
 	for (;;) {
 		if (stop_requested == 1) {

@@ -481,6 +481,7 @@ int main(int argc, char **argv)
 	struct pollfd *pfd = NULL;
 	unsigned int npfd = 0;
 	bool enabled = false, no_enable = false, counters = true;
+	int enable_err = 0;
 	unsigned long counters_ms = 1000;
 	int c, ret, major, more;
 	char vtext[128];
@@ -571,9 +572,11 @@ int main(int argc, char **argv)
 	 * enable: switch tracing on now rather than after the setup. */
 	if (!ret && !r.ncpus && !no_enable) {
 		ret = rdt_relay_set_enable(r.relay, true);
-		if (ret < 0 && ret != -ENOENT)
+		if (ret < 0 && ret != -ENOENT) {
 			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
 				r.relay, strerror(-ret));
+			enable_err = ret;
+		}
 		enabled = ret > 0;
 		ret = scan(&r);
 	}
@@ -583,7 +586,10 @@ int main(int argc, char **argv)
 				"relay files (%s)\n", r.relay, no_enable ?
 				"tracing was never switched on since the "
 				"module was loaded, and --no-enable leaves it "
-				"off" : "not an rdmatrace relay directory");
+				"off" : enable_err ? "tracing could not be "
+				"switched on: rdmatrace.ko could not allocate "
+				"its relay buffers; the kernel log says why" :
+				"not an rdmatrace relay directory");
 		if (enabled)
 			rdt_relay_set_enable(r.relay, false);
 		undo_setup(&r);
