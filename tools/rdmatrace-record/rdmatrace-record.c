@@ -566,11 +566,14 @@ int main(int argc, char **argv)
 		undo_setup(&r);
 		return 1;
 	}
-	r.buf = malloc(CHUNK);
-	ret = r.buf ? scan(&r) : -1;
-	/* The module makes its buffers, and their files, at the first
-	 * enable: switch tracing on now rather than after the setup. */
-	if (!ret && !r.ncpus && !no_enable) {
+	/* Handlers first: from the enable on, a signal must end in the
+	 * switch back off.  The module makes its buffers, and their files,
+	 * at the first enable: switch tracing on before looking for them. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!no_enable) {
 		ret = rdt_relay_set_enable(r.relay, true);
 		if (ret < 0 && ret != -ENOENT) {
 			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
@@ -578,8 +581,9 @@ int main(int argc, char **argv)
 			enable_err = ret;
 		}
 		enabled = ret > 0;
-		ret = scan(&r);
 	}
+	r.buf = malloc(CHUNK);
+	ret = r.buf ? scan(&r) : -1;
 	if (ret < 0 || !r.ncpus) {
 		if (r.buf && !r.ncpus)
 			fprintf(stderr, "rdmatrace-record: %s: no trace<cpu> "
@@ -602,18 +606,6 @@ int main(int argc, char **argv)
 			rdt_relay_set_enable(r.relay, false);
 		undo_setup(&r);
 		return 1;
-	}
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (!no_enable && !enabled) {
-		ret = rdt_relay_set_enable(r.relay, true);
-		if (ret < 0 && ret != -ENOENT)
-			fprintf(stderr, "rdmatrace-record: %s/enable: %s\n",
-				r.relay, strerror(-ret));
-		enabled = ret > 0;
 	}
 	fprintf(stderr, "rdmatrace-record: recording %u CPUs of %s to %s%s\n",
 		r.ncpus, r.relay, r.outdir,
