@@ -179,7 +179,6 @@ void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 		ev->imm = wc->ex.invalidate_rkey;
 	else
 		ev->imm = (__force u32)wc->ex.imm_data;
-	ev->pad = 0;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_wc);
 

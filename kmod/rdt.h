@@ -153,6 +153,7 @@ void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 		     bool user);
 void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
 		     bool user);
+/* All but cq_id, index and poll_requested: the poll knows those. */
 void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 		bool user);
 void rdt_enc_device(struct rdt_ev_device *ev, struct ib_device *ibdev,

@@ -348,10 +348,16 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	return ret;
 }
 
+/*
+ * A poll's completions, then its summary.  A poll that returned completions
+ * has no summary record: its last completion carries num_entries (ABI 1.8),
+ * one reservation less on the path that runs per completion batch.
+ */
 static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 				       int n, const struct ib_wc *wc, int ret,
 				       u64 ts)
 {
+	bool sum_want = rdt_want(RDT_EV_POLL_CQ);
 	struct rdt_ev_poll_cq *sum;
 	u32 cq_id = cq->res.id;
 	struct rdt_slot s;
@@ -359,6 +365,7 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	int i;
 
 	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
+		u16 req = sum_want ? clamp(n, 1, U16_MAX) : 0;
 		bool user = rdt_uobj(cq->uobject);
 
 		for (i = 0; i < ret; i++) {
@@ -372,9 +379,11 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 			rdt_enc_wc(ev, &wc[i], user);
 			ev->cq_id = cq_id;
 			ev->index = i;
+			ev->poll_requested = i == ret - 1 ? req : 0;
 		}
+		sum_want = false;
 	}
-	if (rdt_want(RDT_EV_POLL_CQ)) {
+	if (sum_want) {
 		sum = rdt_reserve_more(&s, open, RDT_EV_POLL_CQ, sizeof(*sum),
 				       rd->index, ts);
 		open = sum;

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE	/* vasprintf, asprintf */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -630,6 +631,39 @@ static int queue_raw(struct rdt_src *s, const void *buf, size_t want)
 	return 0;
 }
 
+/*
+ * ABI 1.8: the module writes no POLL_CQ record for a poll that returned
+ * completions; its last completion carries num_entries instead.  Make the
+ * summary back, right after it, so every sink sees one per poll as before.
+ * Derived: binary writers skip it, and reading their file makes it again.
+ */
+static inline bool wc_ends_poll(const struct rdt_hdr *h, const void *buf)
+{
+	uint16_t req;
+
+	if (h->type != RDT_EV_POLL_CQ_WC || h->source != RDT_SRC_KMOD)
+		return false;
+	memcpy(&req, (const char *)buf +
+	       offsetof(struct rdt_ev_poll_cq_wc, poll_requested), sizeof(req));
+	return req;
+}
+
+static int queue_poll_summary(struct rdt_src *s, const void *buf)
+{
+	struct rdt_ev_poll_cq_wc wc;
+	union rdt_record rec;
+
+	memcpy(&wc, buf, sizeof(wc));
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr = wc.hdr;
+	rec.hdr.type = RDT_EV_POLL_CQ;
+	rec.hdr.size = sizeof(rec.poll_cq);
+	rec.poll_cq.cq_id = wc.cq_id;
+	rec.poll_cq.requested = wc.poll_requested;
+	rec.poll_cq.ret = wc.index + 1;
+	return queue(s, &rec, true);
+}
+
 /* @want is 64-bit so that cpu + 1 for UINT32_MAX ("any CPU") cannot wrap. */
 static int grow(uint64_t **v, uint32_t *n, uint64_t want)
 {
@@ -725,7 +759,8 @@ int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
 	 * sources' path; the copy to a record here and again into the node
 	 * was ~10 % of following a backlog). */
 	if (!rdt_is_bookkeeping(h.type)) {
-		if (queue_raw(s, buf, want) < 0) {
+		if (queue_raw(s, buf, want) < 0 ||
+		    (wc_ends_poll(&h, buf) && queue_poll_summary(s, buf) < 0)) {
 			rdt_src_set_error(s, "%s: out of memory", s->name);
 			return -ENOMEM;
 		}
@@ -794,10 +829,11 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 	const char *why;
 	struct hent e;
 
-	/* Errors, skipped types and bookkeeping (names, loss, derived LOST
-	 * events) take the copying path; only plain events stay in place. */
+	/* Errors, skipped types, bookkeeping (names, loss, derived LOST
+	 * events) and a poll's last completion (its derived summary follows)
+	 * take the copying path; only plain events stay in place. */
 	if (rdt_decode_check(buf, len, &h, &want, &why) != RDT_DEC_OK ||
-	    rdt_is_bookkeeping(h.type))
+	    rdt_is_bookkeeping(h.type) || wc_ends_poll(&h, buf))
 		return rdt_src_push(s, buf, len, "", off);
 	s->st.records++;
 	s->st.bytes += h.size;

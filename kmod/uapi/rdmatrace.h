@@ -44,8 +44,11 @@
  * RDT_EV_RXE_XMIT (the send side of rxe_rcv: clock alignment across hosts).
  * 1.7: RDT_EV_NP_COLL_OLD (the Coll fields of NCCL's profiler v1, v2 that
  * v5 lacks); rdt_ev_np_state.steps (was pad: a v1..v3 ProxyOp state's).
+ * 1.8: rdt_ev_poll_cq_wc.poll_requested (was pad): a poll that returned
+ * completions has no POLL_CQ record of its own, its last completion stands
+ * for it (librdmatrace makes the POLL_CQ event back from it).
  */
-#define RDT_ABI_MINOR		7
+#define RDT_ABI_MINOR		8
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -402,9 +405,19 @@ struct rdt_ev_poll_cq_wc {
 	__u32	imm;
 	__u32	vendor_err;
 	__u16	index;			/* position in the returned array */
-	__u16	pad;
+	/*
+	 * 1.8: non-zero only on the last completion of a poll whose summary
+	 * was asked for (POLL_CQ in the event mask): the poll's num_entries,
+	 * 65535 if more.  That poll's POLL_CQ record is not written: cq_id,
+	 * requested and ret (index + 1) are all here.
+	 */
+	__u16	poll_requested;
 };
 
+/*
+ * 1.8: written for a poll that returned no completion or failed, or one
+ * whose completions are not traced; see poll_requested above.
+ */
 struct rdt_ev_poll_cq {
 	struct rdt_hdr hdr;
 	__u32	cq_id;

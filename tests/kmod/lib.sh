@@ -36,13 +36,17 @@ rdt_load() {
 }
 
 # rdt_collect OUT: drain every trace file, decode and validate, merge the
-# CPUs by timestamp (stable: one CPU's order is kept on equal stamps).
+# CPUs by timestamp (stable: one CPU's order is kept on equal stamps).  The
+# bytes stay in $T/cap/trace<cpu>, a directory rdmatrace-dump -d reads.
 rdt_collect() {
 	local f n=0
 	: >"$T/all"
+	rm -rf "$T/cap"
+	mkdir "$T/cap"
 	for f in "$D"/trace*; do
-		cat "$f" >"$T/raw.$n" || fail "reading $f"
-		"$CHECK" "$T/raw.$n" >>"$T/all" || fail "malformed records in $f"
+		cat "$f" >"$T/cap/${f##*/}" || fail "reading $f"
+		"$CHECK" "$T/cap/${f##*/}" >>"$T/all" ||
+			fail "malformed records in $f"
 		n=$((n + 1))
 	done
 	[ $n -gt 0 ] || fail "no trace files in $D"

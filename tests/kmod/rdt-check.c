@@ -182,9 +182,10 @@ static void body(const struct rdt_hdr *h)
 	case RDT_EV_POLL_CQ_WC: {
 		const struct rdt_ev_poll_cq_wc *e = p;
 
-		printf(" cq_id=%u qpn=%u wr_id=0x%" PRIx64 " status=%u opcode=%u byte_len=%u src_qp=%u wc_flags=0x%x",
+		printf(" cq_id=%u qpn=%u wr_id=0x%" PRIx64 " status=%u opcode=%u byte_len=%u src_qp=%u wc_flags=0x%x index=%u poll_requested=%u",
 		       e->cq_id, e->qpn, (uint64_t)e->wr_id, e->status,
-		       e->opcode, e->byte_len, e->src_qp, e->wc_flags);
+		       e->opcode, e->byte_len, e->src_qp, e->wc_flags,
+		       e->index, e->poll_requested);
 		break;
 	}
 	case RDT_EV_POLL_CQ: {

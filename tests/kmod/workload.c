@@ -11,7 +11,8 @@
  *
  * The load fails (-EIO) if anything did not match.  The QPNs and CQ id of
  * the last run are left in the read-only parameters qpn_send, qpn_recv and
- * polls (ib_poll_cq calls), for the tests to compare with the trace.
+ * polls (ib_poll_cq calls) and polls_hit (those that returned completions),
+ * for the tests to compare with the trace.
  *
  * With kaddr=1 each run also maps an MR over the receive buffer and posts
  * one signalled RDMA WRITE (wr_id = send_base + count) of the first send
@@ -81,6 +82,9 @@ MODULE_PARM_DESC(qpn_recv, "result: QPN of the receiving QP (last run)");
 static uint polls;
 module_param(polls, uint, 0444);
 MODULE_PARM_DESC(polls, "result: ib_poll_cq calls (last run)");
+static uint polls_hit;
+module_param(polls_hit, uint, 0444);
+MODULE_PARM_DESC(polls_hit, "result: of those, calls that returned completions");
 
 static bool freewr;
 module_param(freewr, bool, 0444);
@@ -395,9 +399,11 @@ static int wl_poll(struct wl *w)
 		goto out;
 	}
 	polls = 0;
+	polls_hit = 0;
 	while (done < 2 * count) {
 		n = ib_poll_cq(w->lb.cq, ARRAY_SIZE(wc), wc);
 		polls++;
+		polls_hit += n > 0;
 		if (n < 0) {
 			ret = n;
 			goto out;

@@ -147,7 +147,6 @@ static void rdt_test_recv_wc(struct kunit *test)
 	rdt_enc_wc(&ev, &wc, true);
 	KUNIT_EXPECT_EQ(test, ev.wc_flags, IB_WC_WITH_IMM);
 	KUNIT_EXPECT_EQ(test, ev.vendor_err, 0);
-	KUNIT_EXPECT_EQ(test, ev.pad, 0);
 	KUNIT_EXPECT_EQ(test, ev.wr_id, 9);
 	KUNIT_EXPECT_EQ(test, ev.status, IB_WC_REM_ACCESS_ERR);
 	KUNIT_EXPECT_EQ(test, ev.opcode, IB_WC_RECV_RDMA_WITH_IMM);

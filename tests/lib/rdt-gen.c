@@ -31,6 +31,13 @@
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
  *
+ *   -K N        N poll_cq calls of 8 on cq 9 (qpn 300, cpu 0), 1 us apart:
+ *               call k returns k % 4 completions.  None: a POLL_CQ record
+ *               (ret 0).  Some: ABI 1.8, no POLL_CQ, the last completion's
+ *               poll_requested 8; but when k % 8 == 3 as a 1.7 module
+ *               wrote it (poll_requested 0, then POLL_CQ ret 3).  Then one
+ *               failed call (POLL_CQ ret -22).
+ *
  *   rdt-gen -M HOSTS [opts] PREFIX    several hosts' files, PREFIX.h0 ...:
  *               rxe packets between them (rxe_xmit on the sender, rxe_rcv
  *               on the receiver), links 0-1, 1-2, ... (and N-1 - 0 with
@@ -123,6 +130,45 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	w->wr_id = wr_id;
 	w->byte_len = 4096;
 	w->cq_id = 1;
+}
+
+static void poll_summary(uint64_t t, int ret)
+{
+	struct rdt_ev_poll_cq *p = rec(RDT_EV_POLL_CQ, sizeof(*p), t, 0);
+
+	p->hdr.cpu = 0;
+	p->cq_id = 9;
+	p->requested = 8;
+	p->ret = ret;
+}
+
+/* -K: see the usage above. */
+static void polls(unsigned long n, uint64_t t0)
+{
+	for (unsigned long k = 0; k <= n; k++) {
+		uint64_t t = t0 + k * 1000;
+		unsigned int got = k < n ? k % 4 : 0;
+		bool old = got && k % 8 == 3;
+
+		if (k == n) {
+			poll_summary(t, -22);
+			break;
+		}
+		for (unsigned int i = 0; i < got; i++) {
+			struct rdt_ev_poll_cq_wc *w =
+				rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t, 0);
+
+			w->hdr.cpu = 0;
+			w->cq_id = 9;
+			w->qpn = 300;
+			w->wr_id = k << 8 | i;
+			w->opcode = 128;	/* RECV */
+			w->index = (uint16_t)i;
+			w->poll_requested = i == got - 1 && !old ? 8 : 0;
+		}
+		if (!got || old)
+			poll_summary(t, (int)got);
+	}
 }
 
 static uint64_t rnd_state = 1;
@@ -299,7 +345,7 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
-	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, abi = RDT_ABI_MAJOR;
+	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
@@ -309,7 +355,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:M:S:D:m:d:j:1C:r:Y:EX")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EX")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -330,6 +376,7 @@ int main(int argc, char **argv)
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'F': fails = strtoul(optarg, NULL, 0); break;
 		case 'P': ctrs = strtoul(optarg, NULL, 0); break;
+		case 'K': npolls = strtoul(optarg, NULL, 0); break;
 		case 'M': m.hosts = strtoul(optarg, NULL, 0); break;
 		case 'S': m.skew = strtoll(optarg, NULL, 0); break;
 		case 'D': m.drift = strtod(optarg, NULL); break;
@@ -442,6 +489,8 @@ int main(int argc, char **argv)
 			p->value = 105;
 		}
 	}
+	if (npolls)
+		polls(npolls, start + 5000000);
 	for (unsigned long i = 0; i < unknown; i++) {
 		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
 
