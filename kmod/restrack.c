@@ -28,23 +28,27 @@ static unsigned int rdt_nr_parked;
 static DEFINE_SPINLOCK(rdt_parked_lock);
 static bool rdt_restrack_on;
 
+/* A creation record, to the relay and to its tracepoint. */
+static void rdt_created_emit(u16 type, u32 dev, u64 ts, void *ev)
+{
+	if (type == RDT_EV_CQ_CREATE) {
+		if (rdt_want(type))
+			rdt_emit(ev, type, sizeof(struct rdt_ev_cq), dev, ts);
+		trace_cq_create(dev, ev);
+	} else {
+		if (rdt_want(type))
+			rdt_emit(ev, type, sizeof(struct rdt_ev_pd), dev, ts);
+		trace_pd_alloc(dev, ev);
+	}
+}
+
 static void rdt_parked_emit(struct rdt_parked *p, u32 id)
 {
-	u64 ts = ktime_get_ns();
-
-	if (p->type == RDT_EV_CQ_CREATE) {
+	if (p->type == RDT_EV_CQ_CREATE)
 		p->ev.cq.cq_id = id;
-		if (rdt_want(p->type))
-			rdt_emit(&p->ev.cq, p->type, sizeof(p->ev.cq), p->dev,
-				 ts);
-		trace_cq_create(p->dev, &p->ev.cq);
-	} else {
+	else
 		p->ev.pd.pd_id = id;
-		if (rdt_want(p->type))
-			rdt_emit(&p->ev.pd, p->type, sizeof(p->ev.pd), p->dev,
-				 ts);
-		trace_pd_alloc(p->dev, &p->ev.pd);
-	}
+	rdt_created_emit(p->type, p->dev, ktime_get_ns(), &p->ev);
 }
 
 /*
@@ -104,27 +108,21 @@ bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_restrack_park);
 
 /*
- * A successful create_cq: emitted once restrack gives the CQ its id, or
- * now (at ts, id 0) if it cannot be parked.
+ * A successful create_cq or alloc_pd: emitted once restrack gives the
+ * object its id, or now (at ts, id 0) if it cannot be parked.
  */
 void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
 			     struct rdt_ev_cq *ev)
 {
-	if (!rdt_restrack_park(cq, RDT_EV_CQ_CREATE, dev, ev, sizeof(*ev))) {
-		if (rdt_want(RDT_EV_CQ_CREATE))
-			rdt_emit(ev, RDT_EV_CQ_CREATE, sizeof(*ev), dev, ts);
-		trace_cq_create(dev, ev);
-	}
+	if (!rdt_restrack_park(cq, RDT_EV_CQ_CREATE, dev, ev, sizeof(*ev)))
+		rdt_created_emit(RDT_EV_CQ_CREATE, dev, ts, ev);
 }
 
 void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 ts,
 			       struct rdt_ev_pd *ev)
 {
-	if (!rdt_restrack_park(pd, RDT_EV_PD_ALLOC, dev, ev, sizeof(*ev))) {
-		if (rdt_want(RDT_EV_PD_ALLOC))
-			rdt_emit(ev, RDT_EV_PD_ALLOC, sizeof(*ev), dev, ts);
-		trace_pd_alloc(dev, ev);
-	}
+	if (!rdt_restrack_park(pd, RDT_EV_PD_ALLOC, dev, ev, sizeof(*ev)))
+		rdt_created_emit(RDT_EV_PD_ALLOC, dev, ts, ev);
 }
 
 /*

@@ -27,10 +27,7 @@ static void read_line(const char *path, char *buf, size_t len)
 
 static int64_t ts_ns(clockid_t id)
 {
-	struct timespec t;
-
-	clock_gettime(id, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	return (int64_t)rdt_clock_ns(id);
 }
 
 /*

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <rdmatrace/rdmatrace.h>
 
 #define RDT_EXPORT __attribute__((visibility("default")))
@@ -182,7 +183,19 @@ static inline enum rdt_decode_result rdt_decode_check(const void *buf,
 	return *want ? RDT_DEC_OK : RDT_DEC_UNKNOWN;
 }
 bool rdt_is_completion(const union rdt_record *rec);
-uint64_t rdt_now_mono(void);
+/* A clock in ns; CLOCK_MONOTONIC is the records' own. */
+static inline uint64_t rdt_clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static inline uint64_t rdt_now_mono(void)
+{
+	return rdt_clock_ns(CLOCK_MONOTONIC);
+}
 char *rdt_local_meta(void);
 
 #define RDT_RELAY_MAX_CPUS 4096

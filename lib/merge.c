@@ -117,14 +117,6 @@ struct rdt_reader {
 	char error[RDT_ERRLEN];
 };
 
-uint64_t rdt_now_mono(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 {
 	struct rdt_reader *r = calloc(1, sizeof(*r));
