@@ -50,6 +50,7 @@ struct ctr_priv {
 	struct rdt_src	*s;
 	char		*root;		/* ROOT/class/infiniband */
 	uint64_t	period_ns, last;
+	uint64_t	due;		/* the timer's next expiry */
 	/* Live: fires every period, so the reader's poll wakes for a
 	 * sample (its own wait is up to 100 ms); -1: the clock decides. */
 	int		tfd;
@@ -376,8 +377,16 @@ static int ctr_fill(struct rdt_src *s)
 	if (p->tfd >= 0) {
 		uint64_t fired = 0;
 
-		if (read(p->tfd, &fired, sizeof(fired)) == sizeof(fired) && fired)
+		/* The timer is there to wake poll(); before it is due there
+		 * is nothing to read (a read per pass was a syscall per event
+		 * while following a backlog). */
+		if (rdt_reader_pass_time(s->r) < p->due)
+			return 0;
+		if (read(p->tfd, &fired, sizeof(fired)) == sizeof(fired) &&
+		    fired) {
+			p->due += fired * p->period_ns;
 			sample(p);
+		}
 		return 0;
 	}
 	/* The pass's clock may be a reading older than our last sample. */
@@ -470,10 +479,14 @@ RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
 					 (long)(p->period_ns % 1000000000) },
 		};
 
-		it.it_value = it.it_interval;
+		/* absolute, so that ctr_fill knows each expiry in advance */
+		p->due = rdt_now_mono() + p->period_ns;
+		it.it_value.tv_sec = (time_t)(p->due / 1000000000);
+		it.it_value.tv_nsec = (long)(p->due % 1000000000);
 		p->tfd = timerfd_create(CLOCK_MONOTONIC,
 					TFD_NONBLOCK | TFD_CLOEXEC);
-		if (p->tfd >= 0 && timerfd_settime(p->tfd, 0, &it, NULL) < 0) {
+		if (p->tfd >= 0 &&
+		    timerfd_settime(p->tfd, TFD_TIMER_ABSTIME, &it, NULL) < 0) {
 			close(p->tfd);
 			p->tfd = -1;
 		}
