@@ -53,6 +53,10 @@ struct rdt_src {
 	bool			windowed;
 	uint64_t		watermark;
 	bool			eof;
+	/* Live: after its last fill, none of its unread records is earlier
+	 * than this (the reader's time base); 0: unknown.  What is due and
+	 * earlier than every source's goes out without a pass. */
+	uint64_t		horizon;
 	bool			failed;
 	unsigned int		inheap;
 	uint64_t		seq;
@@ -130,6 +134,11 @@ bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at);
  * than @raw_ts may be left unread in this pass (merge.c). */
 bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
 		      uint64_t raw_ts);
+/* Live sources' horizons: of a stream read to its end at pass clock @at
+ * (what comes later is later than @at less the reorder window), and of an
+ * ordered stream whose latest record read is @raw_ts. */
+uint64_t rdt_reader_drained_horizon(const struct rdt_reader *r, uint64_t at);
+uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts);
 
 int rdt_src_file_open(struct rdt_src *s, const char *path);
 int rdt_src_relay_open(struct rdt_src *s, const char *dir);

@@ -108,6 +108,7 @@ struct rdt_reader {
 	 * pass before (a wakeup says which stream has news) */
 	uint64_t pass_now;
 	unsigned int pass_reuse;	/* passes that reused pass_now */
+	uint64_t horizon;	/* the least of the live sources' at the last pass */
 	bool polled;
 	enum rdt_time_base tb;
 	uint64_t last_ts;
@@ -323,17 +324,30 @@ static uint64_t src_ts(const struct rdt_src *s, uint64_t ts);
  * events sat in a heap twenty levels deep (665 ns an event to drain a
  * backlog on the host, 200 ns with this; a file merge is ~60).
  */
+/* A CPU's records are in order but for an interrupt's nesting
+ * (microseconds): a margin against that. */
+#define RDT_STREAM_MARGIN_NS 20000
+
 bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
 		      uint64_t raw_ts)
 {
-	/* A CPU's records are in order but for an interrupt's nesting
-	 * (microseconds): a margin against that. */
-	uint64_t margin = 20000;
-
 	return !r->stopping && !r->stale &&
 	       r->nheap + r->nqueued >= RDT_READ_AHEAD &&
 	       r->heap[0].ts + r->opts.reorder_window_ns <= r->pass_now &&
-	       r->heap[0].ts + margin < src_ts(s, raw_ts);
+	       r->heap[0].ts + RDT_STREAM_MARGIN_NS < src_ts(s, raw_ts);
+}
+
+uint64_t rdt_reader_drained_horizon(const struct rdt_reader *r, uint64_t at)
+{
+	return at > r->opts.reorder_window_ns ?
+	       at - r->opts.reorder_window_ns : 0;
+}
+
+uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts)
+{
+	uint64_t ts = src_ts(s, raw_ts);
+
+	return ts > RDT_STREAM_MARGIN_NS ? ts - RDT_STREAM_MARGIN_NS : 0;
 }
 
 uint64_t rdt_reader_pass_time(const struct rdt_reader *r)
@@ -1155,7 +1169,17 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		emit(r, ev);
 		return 1;
 	}
+	/* Live: the top goes out without a pass over the sources while it is
+	 * due and no source can still hold anything earlier (a fill call per
+	 * source and a check per relay CPU for each event were half the cost
+	 * of following a backlog). */
+	if (r->nheap && r->heap[0].ts < r->horizon && !r->stopping &&
+	    r->heap[0].ts + r->opts.reorder_window_ns <= r->pass_now) {
+		emit(r, ev);
+		return 1;
+	}
 	for (;;) {
+		uint64_t horizon = UINT64_MAX;
 		bool active = false;
 
 		/* The clock once per pass; while the top is due anyway (a
@@ -1175,9 +1199,14 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 
 			if (s->live) {
 				any_live = true;
-				if (src_active(s))
+				if (src_active(s)) {
 					fill_src(s);
+					if (src_active(s) && s->horizon < horizon)
+						horizon = s->horizon;
+				}
 			} else {
+				if (src_active(s))
+					horizon = 0;
 				/* Ordered stream: keep exactly its head in
 				 * the heap (unknown records push nothing). */
 				while (src_active(s) && !s->inheap)
@@ -1186,6 +1215,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			}
 			active |= src_active(s);
 		}
+		r->horizon = r->live ? horizon : 0;
 		heap_settle(r);
 		if (fill_windowed(r))
 			continue;

@@ -374,6 +374,8 @@ static int ctr_fill(struct rdt_src *s)
 		s->eof = true;
 		return 0;
 	}
+	/* a sample is stamped when it is taken: none before the next one */
+	s->horizon = p->tfd >= 0 ? p->due : p->last + p->period_ns;
 	if (p->tfd >= 0) {
 		uint64_t fired = 0;
 

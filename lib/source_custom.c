@@ -125,6 +125,9 @@ static int custom_fill(struct rdt_src *s)
 	check_dropped(s, p);
 	if (!s->live)
 		s->eof = true;
+	else	/* consume() delivers every available record */
+		s->horizon = rdt_reader_drained_horizon(s->r,
+						rdt_reader_pass_time(s->r));
 	return 0;
 }
 

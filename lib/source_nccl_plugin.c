@@ -315,6 +315,9 @@ static int np_fill(struct rdt_src *s)
 	}
 	if (!s->live)
 		s->eof = true;
+	else	/* every ring drained */
+		s->horizon = rdt_reader_drained_horizon(s->r,
+						rdt_reader_pass_time(s->r));
 	return 0;
 }
 

@@ -379,6 +379,27 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p)
  * up after FORCE_PASSES chunks per CPU should a producer outrun us. */
 #define FORCE_PASSES 1024
 
+/* A live source's horizon: each CPU's stream is in order, read to its end
+ * or up to its latest record. */
+static void relay_horizon(struct rdt_src *s, struct relay_priv *p)
+{
+	uint64_t h = rdt_reader_drained_horizon(s->r,
+						rdt_reader_pass_time(s->r));
+
+	for (unsigned int i = 0; i < p->ncpus; i++) {
+		const struct relay_cpu *c = &p->cpus[i];
+		uint64_t ch;
+
+		if (c->drained)
+			ch = rdt_reader_drained_horizon(s->r, c->drained_at);
+		else
+			ch = c->last_ts ? rdt_reader_stream_horizon(s, c->last_ts) : 0;
+		if (ch < h)
+			h = ch;
+	}
+	s->horizon = h;
+}
+
 static int relay_fill_pass(struct rdt_src *s, bool force)
 {
 	struct relay_priv *p = s->priv;
@@ -419,6 +440,8 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 			got |= g;
 		}
 	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
+	if (s->live)
+		relay_horizon(s, p);
 	if (!s->live) {
 		count_leftover(s, p);
 		s->eof = true;
