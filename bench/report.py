@@ -65,6 +65,10 @@ for m in ("split_relay", "split_record", "split_bpf"):
 r = ratio("capture.zero_loss_achieved", "capture_record.zero_loss_achieved")
 if r is not None:
     derived["capture.live_over_record"] = r
+# The same readers' own CPU per event on the host (bench/host-follow.py).
+r = ratio("follow.host.dump_ns_per_event", "follow.host.record_ns_per_event")
+if r is not None:
+    derived["follow.host.dump_over_record_cpu"] = r
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
@@ -121,6 +125,9 @@ tgt("issue 21: ring allreduce traced/untraced", "workload.ratio_ring_time_us", "
 tgt("issue 21: ib_send_lat traced/untraced", "workload.ratio_send_lat_us", "<=", 1.15, "x")
 tgt("issue 21: live rdmatrace-dump -f against rdmatrace-record (zero-loss rate)",
     "capture.live_over_record", ">=", 0.9, "x")
+tgt("issue 21: live reader CPU per event on the host, rdmatrace-dump -f -o (host-follow.py)",
+    "follow.host.dump_ns_per_event", None, None, "ns")
+tgt("issue 21: the same, rdmatrace-record", "follow.host.record_ns_per_event", None, None, "ns")
 tgt("issue 21: decode+merge to binary", "decode.binary.events_per_s", ">=", 15e6, "events/s")
 tgt("issue 21: the same, wr_ids that are kernel addresses (a ULP's ib_cqe: hashed, per-CPU cache)",
     "verbs.icount.enabled_cqe.added_verb_ns", None, None, "ns")

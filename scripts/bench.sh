@@ -32,17 +32,22 @@ make -s -C bench >&2
 
 if [ "$QUICK" = 1 ]; then
 	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000 NP_N=100000 MERGE_MSGS=200
+	FOLLOW_N=100000
 else
 	REPS=${BENCH_REPS:-5} DEC_N=${BENCH_DECODE_EVENTS:-8000000} DEC_SLOW=${BENCH_SLOW_EVENTS:-400000}
 	NCCL_N=${BENCH_NCCL_CALLS:-100000}
 	NP_N=${BENCH_NCCL_PLUGIN_PAIRS:-2000000}
 	MERGE_MSGS=${BENCH_MERGE_MSGS:-5000}
+	FOLLOW_N=${BENCH_FOLLOW_EVENTS:-2000000}
 fi
 
 log "figure 3: decode + merge ($DEC_N events; $DEC_SLOW for JSON/Perfetto/SQLite), $REPS reps"
 bench/host-decode.sh "$REPS" "$DEC_N" "$DEC_SLOW" >>"$RAW"
 log "figure 3: merge of 2, 8 and 32 hosts' files, peak RSS ($MERGE_MSGS messages per link and direction), $REPS reps"
 bench/host-merge-rss.sh "$REPS" "$MERGE_MSGS" >>"$RAW"
+log "figure 2, host: live reader and recorder CPU per event ($FOLLOW_N events), $REPS reps"
+RDT_BUILD=build python3 bench/host-follow.py "$REPS" "$FOLLOW_N" >>"$RAW" ||
+	log "host follow figure failed"
 log "figure 4: NCCL uprobes ($NCCL_N calls), $REPS reps"
 bench/host-nccl.sh "$REPS" "$NCCL_N" >>"$RAW" || log "NCCL figure failed"
 log "figure 6: NCCL profiler plugin ($NP_N event pairs), $REPS reps"
