@@ -14,16 +14,21 @@ ok() { echo "ok: $*"; }
 mountpoint -q /sys/kernel/debug 2>/dev/null ||
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 
-# tracing_on [SECS]: wait (60 s at most) until the rdmatrace-dump -f
-# started in the background has switched tracing on (it writes enable
-# itself, once its sources are attached): a fixed sleep lost a workload's
-# first events whenever the guest ran slowly.
+# tracing_on [SECS [PID ERRFILE]]: wait (60 s at most) until the
+# rdmatrace-dump -f or rdmatrace-record started in the background has
+# switched tracing on (it writes enable itself, once its sources are
+# attached): a fixed sleep lost a workload's first events whenever the
+# guest ran slowly.  With PID, a tool that exited says why (its ERRFILE)
+# at once.
 tracing_on() {
 	_i=0
 	until [ "$(cat "$D/enable")" = 1 ]; do
 		_i=$((_i + 1))
+		if [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null; then
+			fail "the tracer (pid $2) exited before switching tracing on: $(cat "${3:-/dev/null}")"
+		fi
 		[ $_i -lt $((${1:-60} * 10)) ] ||
-			fail "rdmatrace-dump did not switch tracing on in ${1:-60} s"
+			fail "tracing was not switched on in ${1:-60} s (by the rdmatrace-dump -f or rdmatrace-record started for it)"
 		sleep 0.1
 	done
 }
@@ -37,15 +42,15 @@ rdt_load() {
 
 # rdt_collect OUT: drain every trace file, decode and validate, merge the
 # CPUs by timestamp (stable: one CPU's order is kept on equal stamps).  The
-# bytes stay in $T/cap/trace<cpu>, a directory rdmatrace-dump -d reads.
+# bytes stay in $T/collected/trace<cpu>, a directory rdmatrace-dump -d reads.
 rdt_collect() {
 	local f n=0
 	: >"$T/all"
-	rm -rf "$T/cap"
-	mkdir "$T/cap"
+	rm -rf "$T/collected"
+	mkdir "$T/collected"
 	for f in "$D"/trace*; do
-		cat "$f" >"$T/cap/${f##*/}" || fail "reading $f"
-		"$CHECK" "$T/cap/${f##*/}" >>"$T/all" ||
+		cat "$f" >"$T/collected/${f##*/}" || fail "reading $f"
+		"$CHECK" "$T/collected/${f##*/}" >>"$T/all" ||
 			fail "malformed records in $f"
 		n=$((n + 1))
 	done
