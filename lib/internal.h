@@ -75,6 +75,7 @@ struct rdt_src {
 	uint64_t		*lost_cpu;
 	char			error[RDT_ERRLEN];
 	char			corrupt_first[RDT_ERRLEN];
+	char			detached_first[RDT_ERRLEN];
 };
 
 /* Position of a record for messages: "<where> offset <off>", just

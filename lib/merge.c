@@ -1322,6 +1322,7 @@ RDT_EXPORT int rdt_reader_source_stats(const struct rdt_reader *r,
 	st->lost_cpu = s->lost_cpu;
 	st->error = s->error;
 	st->corrupt_first = s->corrupt_first;
+	st->detached_first = s->detached_first;
 	return 0;
 }
 

@@ -6,8 +6,27 @@
  * watches DIR for new processes, is each ring's one consumer (flock on the
  * file keeps a second reader out), turns the producers' drop counters into
  * LOST records, and removes a file once its process is gone and drained.
- * Every byte of a ring file is another process's: sizes are copied and
- * checked before use.
+ *
+ * DIR is world-writable and the reader usually root, so every ring file is
+ * another user's input (issue 31):
+ *  - a file is read only if its owner is root, the reader, or the user the
+ *    process its name gives runs as; opened without following a link, and
+ *    only a regular file with one name;
+ *  - the header's geometry is copied once, at attach, and checked; nothing
+ *    that decides an offset or a loop bound is read from the file again;
+ *    the consumer's tail is the reader's own copy, written back for the
+ *    producer only;
+ *  - the file is read with pread(), not through a shared mapping.  A file
+ *    truncated under a mapping is SIGBUS in the reader, and a SIGBUS
+ *    guard (a process-wide handler, a jump buffer per thread) would be a
+ *    library's claim on a signal its caller may own.  pread() of a
+ *    truncated file is a short read: the ring is detached with one line
+ *    and counted (rdt_source_stats.detached), every other source goes on.
+ *    The price is a system call per ring per pass (the ring's head) and
+ *    one per run of records (bench: nccl.plugin.reader_ns_per_event);
+ *  - head - tail is bounded by the ring's size, every record is decoded
+ *    on a private copy: a ring that lies is detached, a record that lies
+ *    is counted corrupt and skipped.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -15,11 +34,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,17 +46,27 @@
 #include "../nccl-profiler/np_ring.h"
 
 #define RESCAN_NS (200 * 1000000ull)
+/* The plugin's own limit (RDMATRACE_NCCL_RINGS): more is a lie, and a
+ * pread per ring per pass. */
+#define MAX_RINGS 4096
+/* Records copied per pread(): a private buffer, whatever the ring's size. */
+#define CHUNK 256
+/* Lines naming skipped files, per source; the rest are counted only. */
+#define MAX_SKIP_LINES 64
 
 struct np_proc {
 	struct np_proc	*next;
 	char		*path;
 	int		fd;
-	struct rdt_np_shm *shm;
-	size_t		len;
+	dev_t		dev;
+	ino_t		ino;
+	/* the header's geometry as checked at attach: never read again */
 	uint32_t	pid, nrings;
 	uint64_t	nslots, hdr_size, ring_size;
+	uint64_t	*tail;		/* the reader's: the file's is a copy */
 	uint64_t	*seen_dropped;
 	uint64_t	seen_noring;
+	uint64_t	kept;		/* records handed to the merge */
 	bool		gone;		/* detached, file removed */
 };
 
@@ -45,54 +74,167 @@ struct np_priv {
 	struct rdt_src	*s;
 	char		*dir;
 	struct np_proc	*procs;
-	/* files not to look at again: another reader's, or not rings */
+	/* files not to look at again, sorted: another reader's, another
+	 * user's, not rings, or detached */
 	uint32_t	*ignored;
-	size_t		nignored;
+	size_t		nignored, capignored;
+	unsigned int	skip_lines;
 	uint64_t	last_scan;
 	bool		scanned;
+	unsigned char	buf[CHUNK * RDT_NP_SLOT];
 };
 
-static struct rdt_np_ring *ring_at(const struct np_proc *p, uint32_t i)
+static size_t ignored_at(const struct np_priv *p, uint32_t pid)
 {
-	return (struct rdt_np_ring *)((char *)p->shm + p->hdr_size +
-				      (uint64_t)i * p->ring_size);
+	size_t lo = 0, hi = p->nignored;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->ignored[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
+/* Binary search: a directory full of junk names is read every scan. */
 static bool ignored(const struct np_priv *p, uint32_t pid)
 {
-	for (size_t i = 0; i < p->nignored; i++)
-		if (p->ignored[i] == pid)
-			return true;
-	return false;
+	size_t i = ignored_at(p, pid);
+
+	return i < p->nignored && p->ignored[i] == pid;
 }
 
 static void ignore(struct np_priv *p, uint32_t pid)
 {
-	uint32_t *v = realloc(p->ignored, (p->nignored + 1) * sizeof(*v));
+	size_t i = ignored_at(p, pid);
 
-	if (!v)
+	if (i < p->nignored && p->ignored[i] == pid)
 		return;
-	v[p->nignored++] = pid;
-	p->ignored = v;
+	if (p->nignored == p->capignored) {
+		size_t cap = p->capignored ? 2 * p->capignored : 16;
+		uint32_t *v = realloc(p->ignored, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		p->ignored = v;
+		p->capignored = cap;
+	}
+	memmove(p->ignored + i + 1, p->ignored + i,
+		(p->nignored - i) * sizeof(*p->ignored));
+	p->ignored[i] = pid;
+	p->nignored++;
+}
+
+/* A file not read, said once (it is ignored from then on), counted in
+ * skipped_files when @untrusted; past MAX_SKIP_LINES only counted, so that
+ * a directory of junk does not grow the status without bound. */
+static void skip(struct np_priv *p, uint32_t pid, bool untrusted,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void skip(struct np_priv *p, uint32_t pid, bool untrusted,
+		 const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	ignore(p, pid);
+	if (untrusted)
+		p->s->st.skipped_files++;
+	if (p->skip_lines > MAX_SKIP_LINES)
+		return;
+	if (p->skip_lines++ == MAX_SKIP_LINES) {
+		rdt_src_add_status(p->s, "nccl-plugin: more files skipped: "
+				   "counted, not named\n");
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	rdt_src_add_status(p->s, "nccl-plugin: pid %u: %s: skipped\n", pid,
+			   line);
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -ENODATA;	/* past the end: truncated */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The reader's tail, for the producer.  A file truncated since the last
+ * read grows back by the write (a hole up to this ring's header): that is
+ * the truncating user's file, and the ring is detached at its next read. */
+static void write_tail(const struct np_proc *pr, uint32_t i)
+{
+	uint64_t t = pr->tail[i];
+	off_t off = (off_t)(pr->hdr_size + (uint64_t)i * pr->ring_size +
+			    offsetof(struct rdt_np_ring, tail));
+
+	/* The slots were copied before the producer may reuse them. */
+	atomic_thread_fence(memory_order_release);
+	if (pwrite(pr->fd, &t, sizeof(t), off) != (ssize_t)sizeof(t))
+		return;	/* the producer sees a full ring and counts drops */
 }
 
 static void detach(struct np_proc *pr)
 {
-	if (pr->shm) {
-		atomic_store(&pr->shm->reader_pid, 0);
-		munmap(pr->shm, pr->len);
-	}
-	if (pr->fd >= 0)
+	if (pr->fd >= 0) {
+		uint32_t none = 0;
+
+		if (pwrite(pr->fd, &none, sizeof(none),
+			   offsetof(struct rdt_np_shm, reader_pid)) < 0) {
+			/* the writer's loss: nothing to undo */
+		}
 		close(pr->fd);
-	pr->shm = NULL;
+	}
 	pr->fd = -1;
 }
 
-/* Why a ring file cannot be read, or NULL: checked once, on local copies. */
-static const char *check_layout(struct np_proc *pr, const struct stat *st)
+static void free_proc(struct np_proc *pr)
 {
-	const struct rdt_np_shm *h = pr->shm;
+	detach(pr);
+	free(pr->tail);
+	free(pr->seen_dropped);
+	free(pr->path);
+	free(pr);
+}
 
+/* Given up on while read: said once, with what was kept; its unread
+ * events are lost, count unknown; the process is not read again. */
+static void give_up(struct np_priv *p, struct np_proc *pr, const char *why)
+{
+	struct rdt_src *s = p->s;
+
+	rdt_src_add_status(s, "nccl-plugin: pid %u: %s: detached, %llu "
+			   "records kept\n", pr->pid, why,
+			   (unsigned long long)pr->kept);
+	if (!s->st.detached++)
+		snprintf(s->detached_first, sizeof(s->detached_first),
+			 "pid %u: %s", pr->pid, why);
+	detach(pr);
+	pr->gone = true;
+	ignore(p, pr->pid);
+}
+
+/* Why a ring file cannot be read, or NULL, from a private copy of its
+ * header: the only time the geometry is read. */
+static const char *check_layout(struct np_proc *pr, const struct rdt_np_shm *h,
+				uint64_t size)
+{
 	if (memcmp(h->magic, RDT_NP_SHM_MAGIC, sizeof(h->magic)))
 		return "no ring magic";
 	if (h->layout != RDT_NP_LAYOUT)
@@ -101,88 +243,156 @@ static const char *check_layout(struct np_proc *pr, const struct stat *st)
 	pr->nslots = h->nslots;
 	pr->hdr_size = h->hdr_size;
 	pr->ring_size = h->ring_size;
-	if (h->slot_size != RDT_NP_SLOT || !pr->nrings || pr->nrings > 65536 ||
-	    pr->nslots < 2 || (pr->nslots & (pr->nslots - 1)) ||
-	    pr->hdr_size < sizeof(*h) ||
+	if (h->slot_size != RDT_NP_SLOT || !pr->nrings ||
+	    pr->nrings > MAX_RINGS || pr->nslots < 2 ||
+	    (pr->nslots & (pr->nslots - 1)) || pr->hdr_size < sizeof(*h) ||
+	    pr->hdr_size > (1u << 20) ||
 	    pr->ring_size != sizeof(struct rdt_np_ring) + pr->nslots * RDT_NP_SLOT ||
-	    pr->hdr_size + pr->nrings * pr->ring_size > (uint64_t)st->st_size)
+	    pr->hdr_size + pr->nrings * pr->ring_size > size)
 		return "inconsistent ring sizes";
+	if (h->pid != pr->pid)
+		return "header of another process";
 	return NULL;
 }
 
-static void attach(struct np_priv *p, const char *name, uint32_t pid)
+/* The user ids of process @pid (real, effective, saved, filesystem), from
+ * /proc; false if there is no such process (or it cannot be seen). */
+static bool proc_uids(uint32_t pid, unsigned int uid[4])
+{
+	char path[64], buf[2048], *l;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	l = strstr(buf, "\nUid:");
+	return l && sscanf(l + 5, "%u %u %u %u", &uid[0], &uid[1], &uid[2],
+			   &uid[3]) == 4;
+}
+
+/* Why the file is not to be trusted, or NULL: it must be a regular file of
+ * one name, owned by root, by this reader's user, or by the user that
+ * process @pid runs as (what the plugin in it makes). */
+static const char *check_owner(uint32_t pid, const struct stat *st,
+			       char *why, size_t n)
+{
+	unsigned int uid[4];
+
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_nlink != 1) {
+		snprintf(why, n, "%ju names (hard links)",
+			 (uintmax_t)st->st_nlink);
+		return why;
+	}
+	if (st->st_uid == 0 || st->st_uid == geteuid())
+		return NULL;
+	if (!proc_uids(pid, uid)) {
+		snprintf(why, n, "owned by uid %u, and no process %u to check "
+			 "it against", (unsigned int)st->st_uid, pid);
+		return why;
+	}
+	for (int i = 0; i < 4; i++)
+		if (uid[i] == st->st_uid)
+			return NULL;
+	snprintf(why, n, "owned by uid %u, but process %u runs as uid %u",
+		 (unsigned int)st->st_uid, pid, uid[1]);
+	return why;
+}
+
+static void attach(struct np_priv *p, int dfd, const char *name, uint32_t pid)
 {
 	struct rdt_src *s = p->s;
+	struct rdt_np_shm h;
 	struct np_proc *pr;
 	struct stat st;
-	const char *why;
+	const char *why = NULL;
+	char whyb[128];
 	char *path;
-	int fd;
+	int fd, e;
 
 	if (asprintf(&path, "%s/%s", p->dir, name) < 0)
 		return;
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	/* No link followed, no FIFO waited on, no terminal taken. */
+	fd = openat(dfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+		    O_NOCTTY);
 	if (fd < 0) {
-		rdt_src_add_status(s, "nccl-plugin: %s: %s: skipped\n", path,
-			   strerror(errno));
-		ignore(p, pid);
+		skip(p, pid, errno != ENOENT, "%s: %s", path,
+		     errno == ELOOP ? "a symbolic link" : strerror(errno));
 		free(path);
 		return;
+	}
+	if (fstat(fd, &st) < 0 || (why = check_owner(pid, &st, whyb,
+						     sizeof(whyb)))) {
+		skip(p, pid, true, "%s: %s", path, why ? why : strerror(errno));
+		goto out;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		rdt_src_add_status(s, "nccl-plugin: pid %u: %s is read by another "
-			   "reader: skipped\n", pid, path);
-		ignore(p, pid);
-		close(fd);
-		free(path);
-		return;
+		skip(p, pid, false, "%s is read by another reader", path);
+		goto out;
 	}
 	/* Not yet whole (the plugin is creating it): next scan. */
-	if (fstat(fd, &st) < 0 || (size_t)st.st_size < 4096) {
-		close(fd);
-		free(path);
-		return;
-	}
+	if (st.st_size < 4096)
+		goto out;
+	e = pread_all(fd, &h, sizeof(h), 0);
+	if (e < 0)
+		goto out;	/* shrunk since the fstat: next scan */
 	pr = calloc(1, sizeof(*pr));
-	if (!pr) {
-		close(fd);
-		free(path);
-		return;
-	}
+	if (!pr)
+		goto out;
 	pr->fd = fd;
 	pr->path = path;
 	pr->pid = pid;
-	pr->len = (size_t)st.st_size;
-	pr->shm = mmap(NULL, pr->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pr->shm == MAP_FAILED) {
-		pr->shm = NULL;
-		rdt_src_add_status(s, "nccl-plugin: %s: mmap: %s: skipped\n", path,
-			   strerror(errno));
-		goto bad;
-	}
-	why = check_layout(pr, &st);
+	pr->dev = st.st_dev;
+	pr->ino = st.st_ino;
+	why = check_layout(pr, &h, (uint64_t)st.st_size);
 	if (why) {
-		if (!strcmp(why, "no ring magic"))
-			goto later;
-		rdt_src_add_status(s, "nccl-plugin: %s: %s: skipped\n", path, why);
-		goto bad;
+		pr->fd = -1;
+		pr->path = NULL;
+		free_proc(pr);
+		if (strcmp(why, "no ring magic"))	/* else: next scan */
+			skip(p, pid, true, "%s: %s", path, why);
+		goto out;
 	}
+	pr->tail = calloc(pr->nrings, sizeof(*pr->tail));
 	pr->seen_dropped = calloc(pr->nrings, sizeof(*pr->seen_dropped));
-	if (!pr->seen_dropped)
-		goto later;
-	atomic_store(&pr->shm->reader_pid, (uint32_t)getpid());
+	if (!pr->tail || !pr->seen_dropped) {
+		pr->fd = -1;
+		pr->path = NULL;
+		free_proc(pr);
+		goto out;
+	}
+	/* What an earlier reader consumed stays consumed; the first read
+	 * checks the value against head. */
+	for (uint32_t i = 0; i < pr->nrings; i++)
+		if (pread_all(fd, &pr->tail[i], sizeof(pr->tail[i]),
+			      pr->hdr_size + (uint64_t)i * pr->ring_size +
+			      offsetof(struct rdt_np_ring, tail)) < 0) {
+			pr->tail[i] = 0;
+		}
+	{
+		uint32_t me = (uint32_t)getpid();
+
+		if (pwrite(fd, &me, sizeof(me),
+			   offsetof(struct rdt_np_shm, reader_pid)) < 0) {
+			/* only the plugin's own report misses it */
+		}
+	}
 	rdt_src_add_status(s, "nccl-plugin: pid %u: %s, %u rings of %llu records\n",
 		   pid, path, pr->nrings, (unsigned long long)pr->nslots);
 	pr->next = p->procs;
 	p->procs = pr;
 	return;
-bad:
-	ignore(p, pid);
-later:
-	detach(pr);
-	free(pr->seen_dropped);
-	free(pr->path);
-	free(pr);
+out:
+	close(fd);
+	free(path);
 }
 
 static bool attached(const struct np_priv *p, uint32_t pid)
@@ -191,6 +401,35 @@ static bool attached(const struct np_priv *p, uint32_t pid)
 		if (pr->pid == pid && !pr->gone)
 			return true;
 	return false;
+}
+
+static struct np_proc *proc_of(const struct np_priv *p, uint32_t pid)
+{
+	for (struct np_proc *pr = p->procs; pr; pr = pr->next)
+		if (pr->pid == pid && !pr->gone)
+			return pr;
+	return NULL;
+}
+
+static int drain(struct np_priv *p, struct np_proc *pr);
+
+/* The name of an attached process's file now names another file (the
+ * plugin made a new one, or the pid was reused): what is left in the old
+ * one is read, and the new one is attached as any other. */
+static void check_replaced(struct np_priv *p, int dfd, const char *name,
+			   struct np_proc *pr)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (st.st_dev == pr->dev && st.st_ino == pr->ino))
+		return;
+	if (drain(p, pr) > 0)
+		return;		/* given up on: said so */
+	rdt_src_add_status(p->s, "nccl-plugin: pid %u: %s is a new file: "
+			   "the old one read to its end\n", pr->pid, pr->path);
+	detach(pr);
+	pr->gone = true;
 }
 
 static void scan(struct np_priv *p)
@@ -208,54 +447,62 @@ static void scan(struct np_priv *p)
 	}
 	while ((e = readdir(d))) {
 		const char *n = e->d_name + strlen(RDT_NP_PREFIX);
+		struct np_proc *pr;
 		char *end;
 		unsigned long pid;
 
 		if (strncmp(e->d_name, RDT_NP_PREFIX, strlen(RDT_NP_PREFIX)))
 			continue;
 		pid = strtoul(n, &end, 10);
-		if (*end || !*n || !pid || pid > UINT32_MAX ||
-		    attached(p, (uint32_t)pid) || ignored(p, (uint32_t)pid))
+		if (*end || !*n || *n == '0' || !pid || pid > UINT32_MAX ||
+		    ignored(p, (uint32_t)pid))
 			continue;
-		attach(p, e->d_name, (uint32_t)pid);
+		pr = proc_of(p, (uint32_t)pid);
+		if (pr)
+			check_replaced(p, dirfd(d), e->d_name, pr);
+		if (!attached(p, (uint32_t)pid))
+			attach(p, dirfd(d), e->d_name, (uint32_t)pid);
 	}
 	closedir(d);
 	p->scanned = true;
 }
 
-static int drain(struct np_priv *p, struct np_proc *pr)
+/* One ring's records from @tail to @head (at most a ring's worth), in
+ * runs of at most CHUNK records per pread.  Returns 0, -EBADMSG (the
+ * source stops), or 1 with @why set (the process is given up on). */
+static int drain_ring(struct np_priv *p, struct np_proc *pr, uint32_t i,
+		      uint64_t head, const char *where, const char **why)
 {
 	struct rdt_src *s = p->s;
-	uint64_t now = rdt_now_mono(), d;
-	char where[64];
+	uint64_t base = pr->hdr_size + (uint64_t)i * pr->ring_size +
+			sizeof(struct rdt_np_ring);
 
-	snprintf(where, sizeof(where), "nccl-plugin pid %u", pr->pid);
-	for (uint32_t i = 0; i < pr->nrings; i++) {
-		struct rdt_np_ring *r = ring_at(pr, i);
-		uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-		uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	while (pr->tail[i] != head) {
+		uint64_t tail = pr->tail[i], slot = tail & (pr->nslots - 1);
+		uint64_t n = head - tail;
 
-		/* A head that ran off (a corrupt file) is read no further
-		 * than one ring's worth. */
-		if (head - tail > pr->nslots)
-			tail = head - pr->nslots;
-		for (; tail != head; tail++) {
-			union {
-				struct rdt_hdr h;
-				unsigned char b[RDT_NP_SLOT];
-			} rec;
+		/* to the ring's end, at most a buffer */
+		if (n > pr->nslots - slot)
+			n = pr->nslots - slot;
+		if (n > CHUNK)
+			n = CHUNK;
+		if (pread_all(pr->fd, p->buf, n * RDT_NP_SLOT,
+			      base + slot * RDT_NP_SLOT) < 0) {
+			*why = "ring truncated while read";
+			return 1;
+		}
+		for (uint64_t k = 0; k < n; k++, tail++) {
+			unsigned char *rec = p->buf + k * RDT_NP_SLOT;
 			union rdt_record out;
 			size_t used;
 
-			memcpy(&rec, (char *)(r + 1) +
-			       (tail & (pr->nslots - 1)) * RDT_NP_SLOT,
-			       sizeof(rec));
-			switch (rdt_decode(&rec, sizeof(rec), &out, &used, NULL)) {
+			switch (rdt_decode(rec, RDT_NP_SLOT, &out, &used, NULL)) {
 			case RDT_DEC_OK:
 			case RDT_DEC_UNKNOWN:
-				if (rdt_src_push(s, &rec, sizeof(rec), where,
+				if (rdt_src_push(s, rec, RDT_NP_SLOT, where,
 						 RDT_NO_OFF) < 0)
 					return -EBADMSG;
+				pr->kept++;
 				break;
 			default:
 				/* One process's bad slot is not the source's
@@ -269,21 +516,83 @@ static int drain(struct np_priv *p, struct np_proc *pr)
 				break;
 			}
 		}
-		atomic_store_explicit(&r->tail, tail, memory_order_release);
-		d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+		pr->tail[i] = tail;
+	}
+	return 0;
+}
+
+/* Returns 0, -EBADMSG (the source stops) or 1: the process was given up
+ * on (said and counted). */
+static int drain(struct np_priv *p, struct np_proc *pr)
+{
+	struct rdt_src *s = p->s;
+	uint64_t now = rdt_now_mono(), d;
+	const char *why = NULL;
+	char where[64], whyb[96];
+	int ret = 0;
+
+	snprintf(where, sizeof(where), "nccl-plugin pid %u", pr->pid);
+	for (uint32_t i = 0; i < pr->nrings && !ret; i++) {
+		uint64_t rh[sizeof(struct rdt_np_ring) / 8];
+		uint64_t head, was = pr->tail[i];
+
+		if (pread_all(pr->fd, rh, sizeof(rh), pr->hdr_size +
+			      (uint64_t)i * pr->ring_size) < 0) {
+			why = "ring truncated while read";
+			ret = 1;
+			break;
+		}
+		/* head before the slots it covers (np_ring.h's acquire) */
+		atomic_thread_fence(memory_order_acquire);
+		head = rh[offsetof(struct rdt_np_ring, head) / 8];
+		d = rh[offsetof(struct rdt_np_ring, dropped) / 8];
+		/* The producer never runs more than a ring ahead of the
+		 * consumer, nor back: a head that does was rewritten. */
+		if (head - was > pr->nslots) {
+			snprintf(whyb, sizeof(whyb), "ring %u's head %llu "
+				 "out of its tail's range (%llu)", i,
+				 (unsigned long long)head,
+				 (unsigned long long)was);
+			why = whyb;
+			ret = 1;
+			break;
+		}
+		ret = drain_ring(p, pr, i, head, where, &why);
+		if (pr->tail[i] != was)
+			write_tail(pr, i);
 		if (d > pr->seen_dropped[i]) {
 			rdt_src_push_lost(s, RDT_SRC_NCCL_PLUGIN, UINT32_MAX,
 					  d - pr->seen_dropped[i], now, false);
 			pr->seen_dropped[i] = d;
 		}
 	}
-	d = atomic_load_explicit(&pr->shm->noring_dropped, memory_order_relaxed);
+	if (ret < 0)
+		return ret;
+	if (!ret && pread_all(pr->fd, &d, sizeof(d),
+			      offsetof(struct rdt_np_shm, noring_dropped)) < 0) {
+		why = "ring truncated while read";
+		ret = 1;
+	}
+	if (ret) {
+		give_up(p, pr, why);
+		return 1;
+	}
 	if (d > pr->seen_noring) {
 		rdt_src_push_lost(s, RDT_SRC_NCCL_PLUGIN, UINT32_MAX,
 				  d - pr->seen_noring, now, false);
 		pr->seen_noring = d;
 	}
 	return 0;
+}
+
+/* Removed only while the name is still the file read: not a successor's. */
+static void remove_file(const struct np_proc *pr)
+{
+	struct stat st;
+
+	if (lstat(pr->path, &st) == 0 && st.st_dev == pr->dev &&
+	    st.st_ino == pr->ino)
+		unlink(pr->path);
 }
 
 static bool proc_gone(const struct np_proc *pr)
@@ -300,15 +609,17 @@ static int np_fill(struct rdt_src *s)
 		scan(p);
 	for (struct np_proc *pr = p->procs; pr; pr = pr->next) {
 		bool gone;
+		int e;
 
 		if (pr->gone)
 			continue;
 		/* Gone before the drain: nothing can follow the drain. */
 		gone = proc_gone(pr);
-		if (drain(p, pr) < 0)
+		e = drain(p, pr);
+		if (e < 0)
 			return -EBADMSG;
-		if (gone) {
-			unlink(pr->path);
+		if (gone && !e) {
+			remove_file(pr);
 			detach(pr);
 			pr->gone = true;
 		}
@@ -340,10 +651,7 @@ static void np_close(struct rdt_src *s)
 		struct np_proc *pr = p->procs;
 
 		p->procs = pr->next;
-		detach(pr);
-		free(pr->seen_dropped);
-		free(pr->path);
-		free(pr);
+		free_proc(pr);
 	}
 	free(p->ignored);
 	free(p->dir);

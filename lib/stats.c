@@ -462,6 +462,13 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 				"at %s\n", ss.corrupt_bytes, ss.resyncs,
 				ss.resyncs == 1 ? "place" : "places",
 				ss.corrupt_first);
+		if (ss.detached)
+			fprintf(o, "  files detached while read %" PRIu64
+				" (events lost, count unknown), the first %s\n",
+				ss.detached, ss.detached_first);
+		if (ss.skipped_files)
+			fprintf(o, "  files not read, as not to be trusted %"
+				PRIu64 "\n", ss.skipped_files);
 	}
 }
 
@@ -540,9 +547,11 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64
 			",\"subbufs_skipped\":%" PRIu64 ",\"relay_repeats\":%"
 			PRIu64 ",\"corrupt_bytes\":%" PRIu64 ",\"resyncs\":%"
+			PRIu64 ",\"detached\":%" PRIu64 ",\"skipped_files\":%"
 			PRIu64 ",\"lost_cpu\":{", ss.records, ss.lost,
 			ss.unknown, ss.late, ss.subbufs_skipped,
-			ss.relay_repeats, ss.corrupt_bytes, ss.resyncs);
+			ss.relay_repeats, ss.corrupt_bytes, ss.resyncs,
+			ss.detached, ss.skipped_files);
 		for (uint32_t c = 0, first = 1; c < ss.ncpus; c++)
 			if (ss.lost_cpu[c]) {
 				fprintf(o, "%s\"%u\":%" PRIu64, first ? "" : ",", c,

@@ -19,6 +19,11 @@
  * plugin returned and every field it passed: the test compares that with
  * what rdmatrace-dump shows.  --bad adds descriptors the plugin must count
  * and skip.  Exit 0, or 1 with a message.
+ *
+ * --truncate-ring: a hostile process (issue 31): once a reader has
+ * attached and taken every record, the process truncates its own ring file
+ * under the reader, prints "truncated N" (N: records it made), waits a
+ * second and exits without finalize (its own mapping is gone too).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,12 +38,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stddef.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../nccl-profiler/nccl_profiler_abi.h"
+#include "../../nccl-profiler/np_ring.h"
 
 static ncclProfiler_v5_t *p5;
 static ncclProfiler_v4_t *p4;
@@ -47,7 +55,7 @@ static ncclProfiler_v2_t *p2;
 static ncclProfiler_v1_t *p1;
 static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
 static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
-	   do_fork, crash;
+	   do_fork, crash, truncate_ring;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -713,6 +721,58 @@ static void *load(void)
 	return h;
 }
 
+static uint64_t ring_u64(int fd, uint64_t off)
+{
+	uint64_t v = 0;
+
+	if (pread(fd, &v, sizeof(v), (off_t)off) != (ssize_t)sizeof(v))
+		die("ring file: short read at %llu", (unsigned long long)off);
+	return v;
+}
+
+/* --truncate-ring: waits (10 s at most) until a reader attached and every
+ * ring is drained, truncates the file, then holds it so: the reader's next
+ * passes meet a file of 0 bytes. */
+static void truncate_own_ring(void)
+{
+	const char *dir = getenv(RDT_NP_DIR_ENV);
+	struct rdt_np_shm h;
+	uint64_t made = 0;
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" RDT_NP_PREFIX "%d",
+		 dir && *dir ? dir : RDT_NP_DIR_DEFAULT, (int)getpid());
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	for (int waited = 0;; waited += 10) {
+		uint64_t pending = 0;
+
+		if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+			die("%s: short header", path);
+		made = 0;
+		for (uint32_t i = 0; i < h.nrings; i++) {
+			uint64_t r = h.hdr_size + (uint64_t)i * h.ring_size;
+			uint64_t head = ring_u64(fd, r + offsetof(struct rdt_np_ring, head));
+
+			made += head;
+			pending += head - ring_u64(fd, r + offsetof(struct rdt_np_ring, tail));
+		}
+		if (atomic_load(&h.reader_pid) && !pending)
+			break;
+		if (waited >= 10000)
+			die("no reader drained %s in 10 s", path);
+		usleep(10000);
+	}
+	if (ftruncate(fd, 0))
+		die("ftruncate %s: %s", path, strerror(errno));
+	printf("truncated %llu\n", (unsigned long long)made);
+	fflush(stdout);
+	usleep(1000 * 1000);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -725,6 +785,7 @@ int main(int argc, char **argv)
 		{ "hold-ms", required_argument, NULL, 'h' },
 		{ "fork", no_argument, NULL, 'f' },
 		{ "crash", no_argument, NULL, 'k' },
+		{ "truncate-ring", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth_path = NULL;
@@ -745,6 +806,7 @@ int main(int argc, char **argv)
 		case 'h': hold_ms = atoi(optarg); break;
 		case 'f': do_fork = 1; break;
 		case 'k': crash = 1; break;
+		case 'T': truncate_ring = 1; break;
 		default: return 2;
 		}
 	}
@@ -831,6 +893,10 @@ int main(int argc, char **argv)
 		fwrite(pas[i].buf, 1, pas[i].len, truth);
 		free(cs[i].buf);
 		free(pas[i].buf);
+	}
+	if (truncate_ring) {
+		fflush(truth);
+		truncate_own_ring();
 	}
 	/* --crash: killed before any finalize or exit handler, as a hung job
 	 * is by its scheduler, once the plugin's writer has had its time. */

@@ -78,17 +78,22 @@ static void usage(FILE *f)
 "      --pid LIST        process ids\n"
 "      --type LIST       event types (post_send, poll_cq_wc, nccl_call, ...)\n"
 "\n"
+"      --strict          exit 1 when an input was given up on: a ring file\n"
+"                        detached while read (truncated or rewritten by its\n"
+"                        writer) or not read as not to be trusted (another\n"
+"                        user's, a link, a lying header)\n"
 "  -h, --help            this text\n"
 "  -V, --version         versions of the tool and the wire format\n"
 "\n"
 "Exit status: 0 success, 1 bad input or runtime error (every event before it\n"
-"is still output), 2 usage error.\n");
+"is still output; with --strict, also an input given up on), 2 usage error.\n");
 }
 
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
 	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
 	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
+	OPT_STRICT,
 };
 
 static const struct option longopts[] = {
@@ -118,6 +123,7 @@ static const struct option longopts[] = {
 	{ "counters", optional_argument, NULL, OPT_COUNTERS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 	{ "clock-align", required_argument, NULL, OPT_CLOCK_ALIGN },
+	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -292,8 +298,9 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	return add_nccl_plugin(r, a);
 }
 
-/* Returns whether a source skipped corrupt data. */
-static bool drop_report(struct rdt_reader *r, uint64_t events)
+/* Returns whether a source skipped corrupt data; *given_up: whether an
+ * input was detached or not read (--strict). */
+static bool drop_report(struct rdt_reader *r, uint64_t events, bool *given_up)
 {
 	bool corrupt = false;
 
@@ -325,6 +332,21 @@ static bool drop_report(struct rdt_reader *r, uint64_t events)
 				st.corrupt_first);
 			corrupt = true;
 		}
+		if (st.detached)
+			fprintf(stderr, "  %s: %llu %s detached while read, the "
+				"first %s: the events still in %s are lost, "
+				"count unknown\n", st.name,
+				(unsigned long long)st.detached,
+				st.detached == 1 ? "file" : "files",
+				st.detached_first,
+				st.detached == 1 ? "it" : "them");
+		if (st.skipped_files)
+			fprintf(stderr, "  %s: %llu %s not read, as not to be "
+				"trusted\n", st.name,
+				(unsigned long long)st.skipped_files,
+				st.skipped_files == 1 ? "file" : "files");
+		if (st.detached || st.skipped_files)
+			*given_up = true;
 		if (!st.lost && !st.late)
 			continue;
 		fprintf(stderr, "  %s: lost %llu (kmod %llu, bpf %llu, "
@@ -352,7 +374,7 @@ int main(int argc, char **argv)
 	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
 	struct sigaction sa;
-	bool enabled = false;
+	bool enabled = false, strict = false, given_up = false;
 	uint64_t events = 0;
 	char err[512];
 	int c, n, ret = 0;
@@ -411,6 +433,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_NO_COUNTERS: a.no_counters = true; break;
+		case OPT_STRICT: strict = true; break;
 		case OPT_CLOCK_ALIGN:
 			if (!strcmp(optarg, "auto")) {
 				a.clock_align = RDT_CLOCK_ALIGN_AUTO;
@@ -597,7 +620,9 @@ int main(int argc, char **argv)
 	}
 	/* Everything readable was written; the exit still says it was not
 	 * all there. */
-	if (drop_report(r, events))
+	if (drop_report(r, events, &given_up))
+		ret = 1;
+	if (strict && given_up)
 		ret = 1;
 	if (n < 0) {
 		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));

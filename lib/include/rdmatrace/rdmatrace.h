@@ -193,6 +193,15 @@ struct rdt_source_stats {
 	uint64_t	corrupt_bytes;
 	uint64_t	resyncs;
 	const char	*corrupt_first;
+	/* Live inputs another user writes (the NCCL plugin's ring files):
+	 * detached is how many were given up on while read, because they
+	 * changed under the reader (truncated, their indexes rewritten): the
+	 * events still in them are lost, count unknown; detached_first says
+	 * which and why ("" if none).  skipped_files: files not read at all,
+	 * as not to be trusted (another user's, a link, a lying header). */
+	uint64_t	detached;
+	const char	*detached_first;
+	uint64_t	skipped_files;
 };
 
 /* A pollable producer of wire records, e.g. the BPF ring buffer. */
