@@ -33,13 +33,15 @@ struct rdt_filter rdt_cur_filter = {
 };
 
 bool rdt_enabled;
-DEFINE_STATIC_KEY_FALSE(rdt_on);
 
 /*
- * Tracing on or off: rdt_enabled is what the emit path reads, rdt_on the
- * static key the data path's wrappers test before their traced variants
- * (a jump while off, no load).  The key is on only while the flag is,
- * and the data path's wrappers are in device->ops while it is (wrap.c).
+ * Tracing on or off.  rdt_enabled is a plain flag that the emit path and
+ * the data path's wrappers read, not a static key: flipping a key rewrites
+ * the wrappers' code while user and kernel posts run through it, which
+ * oopsed (issue 40; tp_fire.h).  The wrappers are in device->ops only
+ * while something traces (wrap.c), so with tracing off a verb never loads
+ * the flag.  On: the wrappers go in before the flag is set, so the first
+ * post already sees it; off: the flag goes first, then the wrappers leave.
  * Under rdt_ctl_mutex, or at load before any wrapper is installed.
  */
 void rdt_set_enabled(bool on)
@@ -50,9 +52,7 @@ void rdt_set_enabled(bool on)
 		if (!was)
 			rdt_hot_get();
 		WRITE_ONCE(rdt_enabled, true);
-		static_branch_enable(&rdt_on);
 	} else {
-		static_branch_disable(&rdt_on);
 		WRITE_ONCE(rdt_enabled, false);
 		if (was)
 			rdt_hot_put();

@@ -15,7 +15,6 @@
 
 #include <linux/types.h>
 #include <linux/irqflags.h>
-#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/relay.h>
 #include <linux/srcu.h>
@@ -91,7 +90,6 @@ extern struct srcu_struct rdt_srcu;
 extern struct rdt_trace __rcu *rdt_cur_trace;
 extern struct rdt_filter rdt_cur_filter;
 extern bool rdt_enabled;
-DECLARE_STATIC_KEY_FALSE(rdt_on);
 void rdt_set_enabled(bool on);
 
 static inline bool rdt_want(u16 type)

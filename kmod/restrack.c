@@ -21,7 +21,7 @@
 #include <rdma/restrack.h>
 
 #include "rdt.h"
-#include "rdmatrace_trace.h"
+#include "tp_fire.h"
 
 static struct rdt_parked rdt_parked[RDT_PARKED];
 static unsigned int rdt_nr_parked;
@@ -34,11 +34,11 @@ static void rdt_created_emit(u16 type, u32 dev, u64 ts, void *ev)
 	if (type == RDT_EV_CQ_CREATE) {
 		if (rdt_want(type))
 			rdt_emit(ev, type, sizeof(struct rdt_ev_cq), dev, ts);
-		trace_cq_create(dev, ev);
+		rdt_tp_fire(cq_create, dev, ev);
 	} else {
 		if (rdt_want(type))
 			rdt_emit(ev, type, sizeof(struct rdt_ev_pd), dev, ts);
-		trace_pd_alloc(dev, ev);
+		rdt_tp_fire(pd_alloc, dev, ev);
 	}
 }
 

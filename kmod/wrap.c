@@ -25,7 +25,8 @@
  * notifies) encodes them in place in the relay buffer (rdt_reserve()),
  * the control path builds one on its stack for rdt_emit().  The same
  * bodies feed the tracepoints (rdmatrace_trace.h), which fire whether or
- * not the relay trace is on; each is a static-key no-op while disabled.
+ * not the relay trace is on; each costs a load while disabled, never a
+ * patched site in this module's text (tp_fire.h).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,7 +37,7 @@
 #include <linux/timekeeping.h>
 
 #include "rdt.h"
-#include "rdmatrace_trace.h"
+#include "tp_fire.h"
 
 #define RDT_QPS_UNKNOWN		0xff	/* QP state could not be read */
 
@@ -115,7 +116,7 @@ static bool rdt_uobj(const void *uobject)
 
 /*
  * The data path encodes each record straight into its relay slot.  These
- * run only while tracing (the wrappers test the rdt_on static key first),
+ * run only while tracing (the wrappers test rdt_enabled first),
  * out of line, so the wrappers' own frames stay small when it is off.
  *
  * A post's WRs are read before the driver runs, never after: once the
@@ -181,14 +182,14 @@ static noinline void rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 {
 	u32 n;
 
-	for (n = 0; wr && trace_post_send_enabled(); wr = wr->next, n++) {
+	for (n = 0; wr && rdt_tp_on(post_send); wr = wr->next, n++) {
 		struct rdt_ev_post_send ev = {
 			.qpn = qp->qp_num,
 			.index = n,
 		};
 
 		rdt_enc_send_wr(&ev, wr, user);
-		trace_post_send(rd->index, &ev);
+		rdt_tp_fire(post_send, rd->index, &ev);
 	}
 }
 
@@ -198,7 +199,7 @@ static noinline void rdt_tp_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 {
 	u32 n;
 
-	for (n = 0; wr && trace_post_recv_enabled(); wr = wr->next, n++) {
+	for (n = 0; wr && rdt_tp_on(post_recv); wr = wr->next, n++) {
 		struct rdt_ev_post_recv ev = {
 			.qpn = qpn,
 			.srq_id = srq_id,
@@ -207,7 +208,7 @@ static noinline void rdt_tp_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 		};
 
 		rdt_enc_recv_wr(&ev, wr, user);
-		trace_post_recv(rd->index, &ev);
+		rdt_tp_fire(post_recv, rd->index, &ev);
 	}
 }
 
@@ -301,10 +302,10 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 		n = rdt_rec_post_send(rd, qp, wr, user, ts);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
-	if (trace_post_send_enabled())
+	if (rdt_tp_on(post_send))
 		rdt_tp_post_send(rd, qp, wr, user);
 	ret = rd->orig.post_send(qp, wr, bad);
-	trace_post_send_ret(rd->index, qp->qp_num, 0, n, ret);
+	rdt_tp_fire(post_send_ret, rd->index, qp->qp_num, 0, n, ret);
 	if (!relay)
 		return ret;
 	if (!wr)
@@ -336,11 +337,11 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 		n = rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user, ts);
 	else
 		n = rdt_recv_tail(wr, U32_MAX - 1);
-	if (trace_post_recv_enabled())
+	if (rdt_tp_on(post_recv))
 		rdt_tp_post_recv(rd, qpn, srq_id, srq, wr, user);
 	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
 		    rd->orig.post_recv(qp, wr, bad);
-	trace_post_recv_ret(rd->index, qpn, srq_id, n, ret);
+	rdt_tp_fire(post_recv_ret, rd->index, qpn, srq_id, n, ret);
 	if (relay && unlikely(ret))
 		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
 				  rdt_recv_tail(bad ? *bad : NULL, n),
@@ -430,13 +431,13 @@ static noinline void rdt_tp_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	bool user = rdt_uobj(cq->uobject);
 	int i;
 
-	for (i = 0; i < ret && trace_poll_cq_wc_enabled(); i++) {
+	for (i = 0; i < ret && rdt_tp_on(poll_cq_wc); i++) {
 		struct rdt_ev_poll_cq_wc ev = { .cq_id = cq->res.id, .index = i };
 
 		rdt_enc_wc(&ev, &wc[i], user);
-		trace_poll_cq_wc(rd->index, &ev);
+		rdt_tp_fire(poll_cq_wc, rd->index, &ev);
 	}
-	trace_poll_cq(rd->index, &sum);
+	rdt_tp_fire(poll_cq, rd->index, &sum);
 }
 
 static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
@@ -448,12 +449,13 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
 		.ret = ret,
 	};
 
-	trace_req_notify_cq(rd->index, &ev);
+	rdt_tp_fire(req_notify_cq, rd->index, &ev);
 }
 
 /*
  * The data path wrappers.  While nothing traces (the relay trace off and
- * their tracepoints off, all static keys) they look up the original and
+ * their tracepoints off: a flag and key counts, loads, never patched
+ * code, see tp_fire.h) they look up the original and
  * jump to it; when tracing, the out-of-line traced variants run.  Neither
  * takes an SRCU section: these ops never sleep (their callers may hold
  * spinlocks or run in softirq), module exit frees the contexts only after
@@ -477,8 +479,8 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 {
 	struct rdt_dev *rd;
 
-	if (static_branch_unlikely(&rdt_on) || trace_post_send_enabled() ||
-	    trace_post_send_ret_enabled())
+	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_send) ||
+	    rdt_tp_on(post_send_ret))
 		return rdt_traced_post_send(qp, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != qp->device))
@@ -500,8 +502,8 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 {
 	struct rdt_dev *rd;
 
-	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
-	    trace_post_recv_ret_enabled())
+	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_recv) ||
+	    rdt_tp_on(post_recv_ret))
 		return rdt_traced_post_recv(qp, NULL, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != qp->device))
@@ -523,8 +525,8 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 {
 	struct rdt_dev *rd;
 
-	if (static_branch_unlikely(&rdt_on) || trace_post_recv_enabled() ||
-	    trace_post_recv_ret_enabled())
+	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_recv) ||
+	    rdt_tp_on(post_recv_ret))
 		return rdt_traced_post_recv(NULL, srq, wr, bad);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != srq->device))
@@ -541,7 +543,7 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	if (unlikely(!rd))
 		return -ENODEV;
 	ret = rd->orig.poll_cq(cq, n, wc);
-	if (trace_poll_cq_wc_enabled() || trace_poll_cq_enabled())
+	if (rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq))
 		rdt_tp_poll_cq(rd, cq, n, wc, ret);
 	if (READ_ONCE(rdt_enabled))
 		rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
@@ -559,8 +561,8 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	struct rdt_dev *rd;
 
-	if (static_branch_unlikely(&rdt_on) || trace_poll_cq_wc_enabled() ||
-	    trace_poll_cq_enabled())
+	if (READ_ONCE(rdt_enabled) || rdt_tp_on(poll_cq_wc) ||
+	    rdt_tp_on(poll_cq))
 		return rdt_traced_poll_cq(cq, n, wc);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != cq->device))
@@ -578,7 +580,7 @@ static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 	if (unlikely(!rd))
 		return -ENODEV;
 	ret = rd->orig.req_notify_cq(cq, flags);
-	if (trace_req_notify_cq_enabled())
+	if (rdt_tp_on(req_notify_cq))
 		rdt_tp_req_notify_cq(rd, cq, flags, ret);
 	if (READ_ONCE(rdt_enabled))
 		rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
@@ -597,7 +599,7 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 {
 	struct rdt_dev *rd;
 
-	if (static_branch_unlikely(&rdt_on) || trace_req_notify_cq_enabled())
+	if (READ_ONCE(rdt_enabled) || rdt_tp_on(req_notify_cq))
 		return rdt_traced_req_notify_cq(cq, flags);
 	rd = READ_ONCE(rdt_dev_last);
 	if (unlikely(rd->ibdev != cq->device))
@@ -620,9 +622,9 @@ static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
 	if (rdt_want(type))
 		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
 	if (type == RDT_EV_PD_ALLOC)
-		trace_pd_alloc(rd->index, &ev);
+		rdt_tp_fire(pd_alloc, rd->index, &ev);
 	else
-		trace_pd_dealloc(rd->index, &ev);
+		rdt_tp_fire(pd_dealloc, rd->index, &ev);
 }
 
 static int rdt_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
@@ -692,7 +694,7 @@ static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 			if (rdt_want(RDT_EV_CQ_CREATE))
 				rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev),
 					 rd->index, ts);
-			trace_cq_create(rd->index, &ev);
+			rdt_tp_fire(cq_create, rd->index, &ev);
 		}
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
@@ -719,7 +721,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_CQ_DESTROY))
 			rdt_emit(&ev, RDT_EV_CQ_DESTROY, sizeof(ev), rd->index,
 				 ts);
-		trace_cq_destroy(rd->index, &ev);
+		rdt_tp_fire(cq_destroy, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -749,7 +751,7 @@ static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
 
 	if (rdt_want(RDT_EV_QP_CREATE))
 		rdt_emit(&ev, RDT_EV_QP_CREATE, sizeof(ev), rd->index, ts);
-	trace_qp_create(rd->index, &ev);
+	rdt_tp_fire(qp_create, rd->index, &ev);
 }
 
 static int rdt_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *ia,
@@ -827,7 +829,7 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
 	struct rdt_ev_qp_modify ev = { .qpn = qp->qp_num };
 	bool want = rdt_want(RDT_EV_QP_MODIFY);
-	bool tp = trace_qp_modify_enabled();
+	bool tp = rdt_tp_on(qp_modify);
 	u64 ts = ktime_get_ns();
 	int ret = -ENODEV;
 
@@ -844,7 +846,7 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 			rdt_emit(&ev, RDT_EV_QP_MODIFY, sizeof(ev), rd->index,
 				 ts);
 		if (tp)
-			trace_qp_modify(rd->index, &ev);
+			rdt_tp_fire(qp_modify, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -867,7 +869,7 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_QP_DESTROY))
 			rdt_emit(&ev, RDT_EV_QP_DESTROY, sizeof(ev), rd->index,
 				 ts);
-		trace_qp_destroy(rd->index, &ev);
+		rdt_tp_fire(qp_destroy, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -893,7 +895,7 @@ static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 	}
 	if (rdt_want(type))
 		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
-	trace_mr_reg(rd->index, &ev);
+	rdt_tp_fire(mr_reg, rd->index, &ev);
 }
 
 static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
@@ -969,7 +971,7 @@ static int rdt_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
 		if (rdt_want(RDT_EV_MR_DEREG))
 			rdt_emit(&ev, RDT_EV_MR_DEREG, sizeof(ev), rd->index,
 				 ts);
-		trace_mr_dereg(rd->index, &ev);
+		rdt_tp_fire(mr_dereg, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;

@@ -7,6 +7,8 @@
 #
 #   RDT_STRESS_KERNEL=debug     test-bed kernel for the guest tests
 #   RDT_STRESS_ONLY="unload churn"   a subset of the guest tests
+#                               (enable-race: tests/kmod/enable-race.test)
+#   RDT_RACE_KERNELS="debian-6.1 debian-6.12"   kernels of enable-race
 #   RDT_FUZZ_RUNS=10000000      libFuzzer executions on the decoder
 #   RDT_STRESS_HOST=0           skip hostile input and libFuzzer (~17 min),
 #                               e.g. when running the guest tests in parts
@@ -80,6 +82,7 @@ res[fuzz]=$fz
 # with another guest beside it, past the 2 h this once allowed.
 ALL="unload churn reader overload control security faults"
 for t in ${RDT_STRESS_ONLY:-$ALL}; do
+	[ "$t" != enable-race ] || continue	# below, on the Debian kernels
 	note "$K: $t"
 	start=$(date +%s)
 	tests/vm/run --kernel "$K" --timeout 10800 -- env RDT_STRESS=$RDT_STRESS \
@@ -94,6 +97,25 @@ for t in ${RDT_STRESS_ONLY:-$ALL}; do
 	esac
 	res[$t.secs]=$(($(date +%s) - start))
 	[ $rc = 0 ] || [ $rc = 77 ] || grep -v '^\[' "$LOG/$t.log" | tail -15
+done
+
+# Tracing switched on and off, and the module in and out, under traffic
+# (issue 40): on the Debian kernels, each in its own guest, with a host core
+# kept busy (tests/kmod/enable-race.test).  RDT_RACE_KERNELS to change them.
+RACE_KERNELS=${RDT_RACE_KERNELS:-debian-6.1 debian-6.12}
+RACE_CYCLES=$([ "$RDT_STRESS" = 1 ] && echo 10000 || echo $((200 * ${RDT_STRESS_SCALE:-1})))
+for k in $RACE_KERNELS; do
+	t=enable-race.$k
+	case " ${RDT_STRESS_ONLY:-enable-race} " in *" enable-race "*) ;; *) res[$t]="not run"; continue ;; esac
+	note "$k: enable-race, $RACE_CYCLES cycles"
+	RDT_KERNEL=$k RDT_RACE_CYCLES=$RACE_CYCLES RDT_RACE_TIMEOUT=36000 \
+		tests/kmod/enable-race.test >"$LOG/$t.log" 2>&1
+	rc=$?
+	case $rc in
+	0) res[$t]=PASS ;;
+	77) res[$t]=SKIP ;;
+	*) res[$t]="FAIL (exit $rc)"; fails=$((fails + 1)); grep -v '^\[' "$LOG/$t.log" | tail -15 ;;
+	esac
 done
 
 # A guest test that passed had no splat and, on a kernel with kmemleak, no
@@ -150,6 +172,10 @@ row() {
 			"$what: $(kvl faults faults_$op sites) allocation sites, $(kvl faults faults_$op injected) failures injected (fail-nth), $(kvl faults faults_$op refused) refused cleanly, $(kvl faults faults_$op absorbed) absorbed; then normal operation"
 	done
 	[ "${res[faults]:-not run}" != "not run" ] || row faults "fault injection ($K)" "-"
+	for k in $RACE_KERNELS; do
+		row "enable-race.$k" "tracing on/off and unload under traffic ($k, a host core busy)" \
+			"$(kv "enable-race.$k" cycles) cycles of load, enable, disable, enable, post_send tracepoint on and off, unload, in $(kv "enable-race.$k" secs) s, under two ibv_rc_pingpong pairs, rping on siw and $(kv "enable-race.$k" runs) verified rdt_workload/rping runs"
+	done
 	row hostile "hostile input (host, ASan+UBSan)" \
 		"$(kv hostile cases) mutated files, crashes $(kv hostile crashes)" host
 	row fuzz "libFuzzer on the decoder (host)" \
