@@ -32,6 +32,10 @@ struct np_comm {
 	int		rank;
 	int		nranks;
 	unsigned int	abi;
+	/* The rank of the events whose descriptor NCCL leaves without one
+	 * (profiler.c: nccl_sets_rank): init's (v4, v5); v1..v3, whose init
+	 * has none, learn it from the first Coll or P2p; -1 until then. */
+	int		ev_rank;
 };
 #define NP_COMM_MAGIC 0x726474636f6d6d31ull	/* "rdtcomm1" */
 

@@ -135,6 +135,7 @@ static ncclResult_t init_common(void **context, uint64_t comm_id,
 			c = &comms[i];
 			c->comm_id = comm_id;
 			c->rank = rank;
+			c->ev_rank = rank;
 			c->nranks = nranks;
 			c->abi = abi;
 			c->magic = NP_COMM_MAGIC;
@@ -351,11 +352,29 @@ static void ev_net(const struct np_start *s,
 	}
 }
 
-/* A v5 descriptor (or one an older version's adapter made) -> its record. */
-static void start_event(void **h, uint64_t comm_id,
+/*
+ * NCCL sets a descriptor's rank for these types only: it zero-initializes
+ * every descriptor, and GroupApi, CollApi, P2pApi, KernelLaunch, Group,
+ * ProxyCtrl and KernelCh keep rank 0 whatever the communicator's rank
+ * (src/plugin/profiler.cc of 2.23 .. 2.28; seen as "rank: 0" on every
+ * API event of rank 1 with 2.28.9 on an H100).  Their rank is the
+ * context's (np_comm.ev_rank).
+ */
+static bool nccl_sets_rank(uint64_t type)
+{
+	return type == ncclProfileColl || type == ncclProfileP2p ||
+	       type == ncclProfileProxyOp || type == ncclProfileProxyStep ||
+	       type == ncclProfileNetPlugin;
+}
+
+/* A v5 descriptor (or one an older version's adapter made) -> its record;
+ * @ctx_rank: the rank of a type NCCL gives none. */
+static void start_event(void **h, uint64_t comm_id, int ctx_rank,
 			const ncclProfilerEventDescr_v5_t *d)
 {
-	const struct np_start s = { h, comm_id, d->parentObj, d->rank };
+	const struct np_start s = { h, comm_id, d->parentObj,
+				    nccl_sets_rank(d->type) ? d->rank :
+							      ctx_rank };
 
 	switch (d->type) {
 	case ncclProfileGroup:
@@ -505,7 +524,7 @@ static ncclResult_t start_v5(void *context, void **h,
 	struct np_comm *c = start_check(context, h, d, d ? d->type : 0);
 
 	if (c)
-		start_event(h, c->comm_id, d);
+		start_event(h, c->comm_id, c->ev_rank, d);
 	return ncclSuccess;
 }
 
@@ -585,6 +604,15 @@ static uint64_t comm_id_of(struct np_comm *c, uint64_t hash)
 	return hash;
 }
 
+/* v1..v3: init has no rank either; a Coll's or P2p's descriptor has it
+ * (@hash set: one of them), the events after it take it.  v4: init's. */
+static int ev_rank_of(struct np_comm *c, uint64_t hash, int rank)
+{
+	if (hash && __atomic_load_n(&c->ev_rank, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(&c->ev_rank, rank, __ATOMIC_RELAXED);
+	return __atomic_load_n(&c->ev_rank, __ATOMIC_RELAXED);
+}
+
 _Static_assert(sizeof(struct rdt_ev_np_coll_old) <= RDT_NP_SLOT &&
 	       sizeof(struct rdt_ev_np_coll_old) % 8 == 0, "np_coll_old size");
 
@@ -617,6 +645,7 @@ static ncclResult_t start_older(void *context, void **h, const void *d,
 	ncclProfilerEventDescr_v5_t x;
 	struct np_older o = { 0 };
 	uint64_t comm_id;
+	int rank;
 
 	if (!c)
 		return ncclSuccess;
@@ -625,7 +654,8 @@ static ncclResult_t start_older(void *context, void **h, const void *d,
 		return ncclSuccess;
 	}
 	comm_id = comm_id_of(c, o.hash);
-	start_event(h, comm_id, &x);
+	rank = ev_rank_of(c, o.hash, x.rank);
+	start_event(h, comm_id, rank, &x);
 	if (o.has && *h)
 		coll_old((uint64_t)(uintptr_t)*h, comm_id, &x, &o);
 	return ncclSuccess;
@@ -695,10 +725,11 @@ NP_EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
  *
  * init has no communicator: its record has comm_id 0, no name, rank -1 and
  * nnodes, nranks 0; the events carry the commHash of the first Coll or P2p
- * (comm_id_of).  The Coll fields v5 has no place for (v1: op,
- * trafficBytes, isCollnet, isNvls; v2: trafficBytes; v3: none) go into an
- * np_coll_old record after the Coll's; a ProxyOp state's steps into the
- * state record. */
+ * (comm_id_of), and the events NCCL gives no rank that Coll's or P2p's
+ * rank (ev_rank_of; -1 before it).  The Coll fields v5 has no place for
+ * (v1: op, trafficBytes, isCollnet, isNvls; v2: trafficBytes; v3: none) go
+ * into an np_coll_old record after the Coll's; a ProxyOp state's steps into
+ * the state record. */
 
 static ncclResult_t init_v123(void **context, int *mask, unsigned int abi,
 			      int types)

@@ -20,6 +20,12 @@
  * what rdmatrace-dump shows.  --bad adds descriptors the plugin must count
  * and skip.  Exit 0, or 1 with a message.
  *
+ * Ranks as NCCL gives them: its descriptors of GroupApi, CollApi, P2pApi,
+ * KernelLaunch, Group, ProxyCtrl and KernelCh say rank 0 whatever the
+ * communicator's (profiler.cc zero-initializes them); the truth says the
+ * rank the plugin must record, the communicator's (v1..v3: once a Coll or
+ * P2p told it, as the comm id; -1 before).
+ *
  * --truncate-ring: a hostile process (issue 31): once a reader has
  * attached and taken every record, the process truncates its own ring file
  * under the reader, prints "truncated N" (N: records it made), waits a
@@ -222,6 +228,15 @@ static ncclResult_t start_old(struct comm *c, void **h,
 	}
 }
 
+/* NCCL (2.23 .. 2.28's profiler.cc) sets a descriptor's rank for these
+ * types only. */
+static int nccl_sets_rank(uint64_t type)
+{
+	return type == ncclProfileColl || type == ncclProfileP2p ||
+	       type == ncclProfileProxyOp || type == ncclProfileProxyStep ||
+	       type == ncclProfileNetPlugin;
+}
+
 static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 		   const char *type, const char *fields)
 {
@@ -230,6 +245,10 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 	uint64_t comm_id = abi > 3 || d->type == ncclProfileColl ||
 			   d->type == ncclProfileP2p ||
 			   atomic_load(&c->hashed) ? c->id : 0;
+	/* what the plugin must record: NCCL's rank where it gives one, else
+	 * the communicator's (v1..v3: known with the comm id) */
+	int rank = nccl_sets_rank(d->type) ? d->rank :
+		   abi > 3 || atomic_load(&c->hashed) ? c->rank : -1;
 
 	if (d->type > (abi == 5 ? ncclProfileKernelLaunch :
 		       abi >= 3 ? ncclProfileNetPlugin : ncclProfileProxyCtrl))
@@ -291,7 +310,7 @@ static void *start(FILE *f, struct comm *c, ncclProfilerEventDescr_v5_t *d,
 	T(f, "\"op\":\"start\",\"type\":\"%s\",\"id\":\"0x%llx\","
 	  "\"parent\":\"0x%llx\",\"comm_id\":\"0x%llx\",\"rank\":%d,"
 	  "\"fields\":{%s}", type, H(h), H(d->parentObj),
-	  (unsigned long long)comm_id, d->rank, fields);
+	  (unsigned long long)comm_id, rank, fields);
 	/* v1, v2: the Coll's np_coll_old record, its fields as the version
 	 * has them (v2: trafficBytes only) */
 	if (d->type == ncclProfileColl && abi <= 2) {
@@ -340,7 +359,8 @@ static void state(FILE *f, void *h, int st, void *a, unsigned long long arg)
 }
 
 #define D(t, par) ncclProfilerEventDescr_v5_t d; memset(&d, 0, sizeof(d)); \
-	d.type = (t); d.parentObj = (par); d.rank = c->rank
+	d.type = (t); d.parentObj = (par);				\
+	d.rank = nccl_sets_rank(t) ? c->rank : 0
 #define F(...) (snprintf(fb, sizeof(fb), __VA_ARGS__), fb)
 
 static const char *const funcs[] = { "AllReduce", "AllGather", "ReduceScatter",
