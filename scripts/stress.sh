@@ -9,7 +9,8 @@
 #   RDT_STRESS_ONLY="unload churn"   a subset of the guest tests
 #                               (enable-race: tests/kmod/enable-race.test)
 #   RDT_RACE_KERNELS="debian-6.1 debian-6.12"   kernels of enable-race
-#   RDT_FUZZ_RUNS=10000000      libFuzzer executions on the decoder
+#   RDT_FUZZ_RUNS=10000000      libFuzzer executions on the decoder, and as
+#                               many on the NCCL plugin's ring-file reader
 #   RDT_STRESS_HOST=0           skip hostile input and libFuzzer (~17 min),
 #                               e.g. when running the guest tests in parts
 #   RDT_STRESS=1 is exported; RDT_STRESS=0 RDT_STRESS_SCALE=N runs the
@@ -36,7 +37,7 @@ kvl() { sed -n "s/^RESULT $2 .*\b$3=\([^ ]*\).*/\1/p" "$LOG/$1.log" 2>/dev/null 
 
 HOST=${RDT_STRESS_HOST:-1}
 # This run's table must not show an earlier run's host figures.
-[ "$HOST" != 0 ] || rm -f "$LOG/hostile.log" "$LOG"/fuzz.*.log
+[ "$HOST" != 0 ] || rm -f "$LOG/hostile.log" "$LOG"/fuzz.*.log "$LOG"/fuzz-ring.*.log
 # Host: the helpers (the guest tests need rdt-scan), hostile input.
 for t in build $([ "$HOST" = 0 ] || echo hostile); do
 	note "host: $t"
@@ -76,6 +77,38 @@ if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
 		awk '{ n += $1 } END { print n + 0 }')
 fi
 res[fuzz]=$fz
+
+# libFuzzer on the live reader of the NCCL plugin's ring files, RUNS
+# executions (issue 31; tests/nccl-plugin/fuzz.test's target and seeds):
+# images mutated, and resized between the reader's passes.  A hang is
+# libFuzzer's -timeout, counted apart from crashes.
+rz=FAIL rexec=0 rcrash=0 rhang=0
+[ "$HOST" = 0 ] && rz="not run"
+if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
+	note "host: libFuzzer on the NCCL ring-file reader, $RUNS executions"
+	RC=$OUT/fuzz-ring-corpus
+	{ make -s -C nccl-profiler && make -s -C tests/nccl-plugin &&
+	  tests/nccl-plugin/fuzz-build.sh "$OUT/fuzz_ring" &&
+	  tests/nccl-plugin/fuzz-seeds.sh "$RC"; } >"$LOG/fuzz-ring-cc.log" 2>&1 ||
+		note "ring fuzzer build failed: $(tail -3 "$LOG/fuzz-ring-cc.log")"
+	J=${RDT_FUZZ_JOBS:-$(nproc)}
+	pids=()
+	for j in $(seq 1 "$J"); do
+		"$OUT/fuzz_ring" -runs=$(((RUNS + J - 1) / J)) -seed=$((2000 + j)) -max_len=8192 \
+			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$RC" \
+			>"$LOG/fuzz-ring.$j.log" 2>&1 &
+		pids+=($!)
+	done
+	rz=PASS
+	for p in "${pids[@]}"; do wait "$p" || rz=FAIL; done
+	[ -x "$OUT/fuzz_ring" ] || rz=FAIL
+	[ $rz = PASS ] || { fails=$((fails + 1)); tail -30 "$LOG"/fuzz-ring.*.log; }
+	rexec=$(cat "$LOG"/fuzz-ring.*.log | sed -n 's/^stat::number_of_executed_units: *//p' |
+		awk '{ n += $1 } END { print n + 0 }')
+	rhang=$(cat "$LOG"/fuzz-ring.*.log | grep -c 'ERROR: libFuzzer: timeout' || true)
+	rcrash=$(cat "$LOG"/fuzz-ring.*.log | grep -c 'ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error:\|ERROR: libFuzzer: deadly signal\|ERROR: libFuzzer: out-of-memory' || true)
+fi
+res[fuzz_ring]=$rz
 
 # Guest tests, one guest at a time.  The timeout only catches a hang:
 # unload's 1000 cycles took 105 min on 2 idle TCG cores and twice that
@@ -180,6 +213,8 @@ row() {
 		"$(kv hostile cases) mutated files, crashes $(kv hostile crashes)" host
 	row fuzz "libFuzzer on the decoder (host)" \
 		"${fexec:-0} executions, crashes $([ "$fz" = PASS ] && echo 0 || echo '>0')" host
+	row fuzz_ring "libFuzzer on the NCCL plugin's ring-file reader, files resized between reads (host, ASan+UBSan)" \
+		"${rexec:-0} executions, crashes $rcrash, hangs $rhang" host
 } >"$OUT/SUMMARY.md"
 echo
 cat "$OUT/SUMMARY.md"
