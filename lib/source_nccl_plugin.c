@@ -44,6 +44,7 @@
 
 #include "internal.h"
 #include "../nccl-profiler/np_ring.h"
+#include "../nccl-profiler/np_stale.h"
 
 #define RESCAN_NS (200 * 1000000ull)
 /* The plugin's own limit (RDMATRACE_NCCL_RINGS): more is a lie, and a
@@ -62,6 +63,7 @@ struct np_proc {
 	ino_t		ino;
 	/* the header's geometry as checked at attach: never read again */
 	uint32_t	pid, nrings;
+	uint64_t	start_time, pidns;	/* who made the file (np_stale.h) */
 	uint64_t	nslots, hdr_size, ring_size;
 	uint64_t	*tail;		/* the reader's: the file's is a copy */
 	uint64_t	*seen_dropped;
@@ -81,6 +83,7 @@ struct np_priv {
 	unsigned int	skip_lines;
 	uint64_t	last_scan;
 	bool		scanned;
+	int		watch;		/* DIR watched (np_stale.h), -1: not */
 	unsigned char	buf[CHUNK * RDT_NP_SLOT];
 };
 
@@ -237,12 +240,14 @@ static const char *check_layout(struct np_proc *pr, const struct rdt_np_shm *h,
 {
 	if (memcmp(h->magic, RDT_NP_SHM_MAGIC, sizeof(h->magic)))
 		return "no ring magic";
-	if (h->layout != RDT_NP_LAYOUT)
+	if (h->layout < RDT_NP_LAYOUT_MIN || h->layout > RDT_NP_LAYOUT)
 		return "ring layout of another version";
 	pr->nrings = h->nrings;
 	pr->nslots = h->nslots;
 	pr->hdr_size = h->hdr_size;
 	pr->ring_size = h->ring_size;
+	pr->start_time = h->start_time;
+	pr->pidns = h->pidns;
 	if (h->slot_size != RDT_NP_SLOT || !pr->nrings ||
 	    pr->nrings > MAX_RINGS || pr->nslots < 2 ||
 	    (pr->nslots & (pr->nslots - 1)) || pr->hdr_size < sizeof(*h) ||
@@ -597,7 +602,7 @@ static void remove_file(const struct np_proc *pr)
 
 static bool proc_gone(const struct np_proc *pr)
 {
-	return kill((pid_t)pr->pid, 0) < 0 && errno == ESRCH;
+	return rdt_np_gone(pr->pid, pr->start_time, pr->pidns);
 }
 
 static int np_fill(struct rdt_src *s)
@@ -654,6 +659,8 @@ static void np_close(struct rdt_src *s)
 		free_proc(pr);
 	}
 	free(p->ignored);
+	if (p->watch >= 0)
+		close(p->watch);
 	free(p->dir);
 	free(p);
 	s->priv = NULL;
@@ -688,6 +695,16 @@ RDT_EXPORT unsigned int rdt_nccl_plugin_files(const char *dir)
 	return n;
 }
 
+/* At the reader's start: files of processes killed while creating them
+ * (never whole: no reader drains them) go; whole ones are drained, then
+ * removed (np_fill).  A live reader watches DIR, so that a process ending
+ * before its next scan leaves its file for it. */
+static void np_tidy(struct np_priv *p)
+{
+	rdt_np_sweep(p->dir, RDT_NP_SWEEP_KEEP_WHOLE);
+	p->watch = p->s->live ? rdt_np_watch(p->dir) : -1;
+}
+
 RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
 {
 	struct rdt_src *s;
@@ -707,6 +724,7 @@ RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
 	p->s = s;
 	s->priv = p;
 	s->ops = &np_ops;
+	np_tidy(p);
 	rdt_local_file_hdr(&s->fh, NULL);
 	s->meta = rdt_local_meta();
 	scan(p);

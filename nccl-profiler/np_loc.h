@@ -21,6 +21,12 @@ struct np_state {
 	uint32_t	pid;
 	unsigned int	gen;		/* bumped when the rings change (fork) */
 	bool		to_file;
+	/* the shm file: still in DIR (linked); removed from it at the last
+	 * finalize, its mapping kept for late events (retired: the next init
+	 * makes a new file, mapped in its place) */
+	bool		linked, retired;
+	uint64_t	dev, ino;	/* of the file made, to remove only it */
+	size_t		dir_len;	/* DIR's length in path */
 	char		path[4096];	/* the shm file, or RDMATRACE_FILE */
 };
 extern struct np_state np;
@@ -39,10 +45,12 @@ struct np_comm {
 };
 #define NP_COMM_MAGIC 0x726474636f6d6d31ull	/* "rdtcomm1" */
 
-/* Open the rings on the first init; 0 or -errno.  Serialised by the
- * caller (init/finalize lock: never taken on the event path). */
+/* Open the rings on the first init (or the first after a last finalize
+ * removed the file: np.retired); 0 or -errno.  Serialised by the caller
+ * (init/finalize lock: never taken on the event path). */
 int np_rings_open(void);
-/* The last finalize: flush the file, leave the shm file to its reader. */
+/* The last finalize: flush the file, or remove the shm file (rings.c:
+ * rings_unlink). */
 void np_rings_close(void);
 
 /*

@@ -13,6 +13,12 @@
  * A full ring drops the record and counts it in dropped; a thread that
  * found no free ring counts in noring_dropped.  The reader treats every
  * byte here as untrusted (another process wrote it).
+ *
+ * The process removes its file when its last communicator is finalized or
+ * it exits (a reader that has the file open reads on); a file of a process
+ * killed outright is removed by the next plugin init or reader on the host
+ * (np_stale.h).  While a live reader watches DIR and has not yet opened a
+ * process's file, that process leaves the file for it.
  */
 #ifndef RDT_NP_RING_H
 #define RDT_NP_RING_H
@@ -21,7 +27,10 @@
 #include <stdint.h>
 
 #define RDT_NP_SHM_MAGIC	"RDTNPRG1"
-#define RDT_NP_LAYOUT		1
+/* 2: the header says who made the file (start_time, pidns); the rings
+ * are layout 1's, which a reader still takes (RDT_NP_LAYOUT_MIN). */
+#define RDT_NP_LAYOUT		2
+#define RDT_NP_LAYOUT_MIN	1
 #define RDT_NP_SLOT		192	/* >= every plugin record */
 #define RDT_NP_PREFIX		"rdmatrace-nccl."
 #define RDT_NP_DIR_DEFAULT	"/dev/shm"
@@ -42,6 +51,9 @@ struct rdt_np_shm {
 	_Atomic uint32_t finished;	/* 1: the last finalize ran */
 	_Atomic uint32_t reader_pid;	/* last reader that attached, 0: none */
 	uint32_t	pad;
+	/* layout 2 on (np_stale.h), 0: not known; layout 1 has zeros here */
+	uint64_t	start_time;	/* the process's /proc/PID/stat field 22 */
+	uint64_t	pidns;		/* the inode of its /proc/self/ns/pid */
 };
 
 struct rdt_np_ring {

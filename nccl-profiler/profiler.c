@@ -114,7 +114,7 @@ static ncclResult_t init_common(void **context, uint64_t comm_id,
 	*context = NULL;
 	*mask = 0;
 	pthread_mutex_lock(&init_lock);
-	if (!np.shm) {
+	if (!np.shm || np.retired) {
 		err = np_rings_open();
 		if (err < 0) {
 			pthread_mutex_unlock(&init_lock);

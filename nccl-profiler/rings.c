@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "np_loc.h"
+#include "np_stale.h"
 
 NP_HIDDEN struct np_state np;
 
@@ -224,7 +225,111 @@ static void atfork_child(void)
 	np.pid = (uint32_t)getpid();
 	np.gen++;
 	tls.tid = 0;
+	/* the parent's file is the parent's to remove */
+	np.linked = false;
+	np.retired = false;
 	np_file_atfork_child();
+}
+
+/*
+ * The shm file leaves DIR (the last finalize, exit): no reader looks for
+ * it any more, and its memory goes with the last mapping and descriptor.
+ * A reader that has it open reads on to its end (an open file is not
+ * taken from it); a live reader that watches DIR but has not opened it
+ * yet (it scans every 200 ms) gets it left, to drain and remove once the
+ * process is gone.  @release (the last finalize, the process going on):
+ * anonymous memory takes the mapping's place at once (MAP_FIXED: never a
+ * hole), untouched but by a late event of some NCCL thread, so the file's
+ * 12 MiB are not held until exit.
+ */
+static void rings_unlink(bool release)
+{
+	const struct stat made = { .st_dev = (dev_t)np.dev,
+				   .st_ino = (ino_t)np.ino };
+	char dir[sizeof(np.path)];
+
+	if (np.to_file || !np.linked || np.pid != (uint32_t)getpid())
+		return;
+	snprintf(dir, sizeof(dir), "%.*s", (int)np.dir_len, np.path);
+	if (!atomic_load(&np.shm->reader_pid) && rdt_np_watched(dir))
+		return;
+	rdt_np_unlink_same(AT_FDCWD, np.path, &made);
+	np.linked = false;
+	np.retired = true;
+	if (release)
+		mmap(np.shm, np.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		     MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+/* exit() without a finalize, as many jobs end; not _exit() or a signal:
+ * the next init or reader removes that file (np_stale.h). */
+__attribute__((destructor)) static void rings_exit(void)
+{
+	if (np.shm)
+		rings_unlink(false);
+}
+
+/* The file DIR/rdmatrace-nccl.<pid>, whole (fallocate: a tmpfs full later
+ * would be SIGBUS in NCCL's threads, here it is an error init reports),
+ * mapped at @at (the retired file's place: MAP_FIXED swaps the mappings
+ * at once, so a late event never meets a hole) or anywhere; its header
+ * says who made it before anything else is written. */
+static int shm_create(const char *dir, size_t len, void *at, void **mp)
+{
+	struct rdt_np_shm who = {
+		.layout = RDT_NP_LAYOUT,
+		.pid = np.pid,
+		.start_time = rdt_np_start_time(np.pid),
+		.pidns = rdt_np_pidns(),
+	};
+	struct stat st;
+	void *m;
+	int fd, err;
+
+	snprintf(np.path, sizeof(np.path), "%s/" RDT_NP_PREFIX "%u", dir,
+		 np.pid);
+	np.dir_len = strlen(dir);
+	/* Files of processes killed outright; while a reader watches DIR
+	 * they are its, to drain first. */
+	if (!rdt_np_watched(dir))
+		rdt_np_sweep(dir, 0);
+	/* A file with our pid that the sweep left (another user's, an old
+	 * layout's, a reader's): a reader that has it open keeps its copy. */
+	unlink(np.path);
+	fd = open(np.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 ||
+	    pwrite(fd, &who, sizeof(who), 0) != (ssize_t)sizeof(who)) {
+		err = errno ? errno : EIO;
+		goto fail;
+	}
+	err = posix_fallocate(fd, 0, (off_t)len);
+	if (err)
+		goto fail;
+	/* Populated: no page fault on the event path either. */
+	m = mmap(at, len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_POPULATE | (at ? MAP_FIXED : 0), fd, 0);
+	err = errno;
+	if (m == MAP_FAILED) {
+		/* A failed MAP_FIXED may have unmapped the old range: memory
+		 * again, for the late events. */
+		if (at)
+			mmap(at, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			     MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+		goto fail;
+	}
+	close(fd);
+	np.dev = (uint64_t)st.st_dev;
+	np.ino = (uint64_t)st.st_ino;
+	np.linked = true;
+	*mp = m;
+	return 0;
+fail:
+	close(fd);
+	unlink(np.path);
+	return -err;
 }
 
 int np_rings_open(void)
@@ -232,15 +337,22 @@ int np_rings_open(void)
 	unsigned long nrings = env_ulong("RDMATRACE_NCCL_RINGS", 16, 1, 4096);
 	unsigned long nslots = env_ulong("RDMATRACE_NCCL_SLOTS", 4096, 2,
 					 1ul << 22);
+	void *at = NULL;
 	const char *file = getenv("RDMATRACE_FILE");
 	static bool atfork_done;
 	struct rdt_np_shm *s;
 	size_t ring_size, hdr_size = 4096, len;
-	void *m;
-	int fd, err;
+	void *m = NULL;
+	int err;
 
 	while (nslots & (nslots - 1))
 		nslots &= nslots - 1;	/* down to a power of two */
+	/* After a last finalize: the first file's sizes, in its place. */
+	if (np.retired) {
+		nrings = np_nrings;
+		nslots = np_mask + 1;
+		at = np.shm;
+	}
 	ring_size = sizeof(struct rdt_np_ring) + nslots * RDT_NP_SLOT;
 	len = hdr_size + nrings * ring_size;
 	np.pid = (uint32_t)getpid();
@@ -263,32 +375,13 @@ int np_rings_open(void)
 		const char *dir = getenv(RDT_NP_DIR_ENV);
 
 		np.to_file = false;
-		snprintf(np.path, sizeof(np.path), "%s/" RDT_NP_PREFIX "%u",
-			 dir && *dir ? dir : RDT_NP_DIR_DEFAULT, np.pid);
-		/* A file of a dead process with our pid: a reader that still
-		 * has it open keeps its copy. */
-		unlink(np.path);
-		fd = open(np.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
-			  O_NOFOLLOW, 0600);
-		if (fd < 0)
-			return -errno;
-		/* Allocate now: a tmpfs full later would be SIGBUS in NCCL's
-		 * threads, here it is an error init reports. */
-		err = posix_fallocate(fd, 0, (off_t)len);
-		if (err) {
-			close(fd);
-			unlink(np.path);
-			return -err;
-		}
-		/* Populated: no page fault on the event path either. */
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, fd, 0);
-		err = errno;
-		close(fd);
-		if (m == MAP_FAILED) {
-			unlink(np.path);
-			return -err;
-		}
+		/* On failure a retired mapping stays (late events land in
+		 * it) and the next init tries again. */
+		err = shm_create(dir && *dir ? dir : RDT_NP_DIR_DEFAULT, len,
+				 at, &m);
+		if (err < 0)
+			return err;
+		np.retired = false;
 	}
 	s = m;
 	s->layout = RDT_NP_LAYOUT;
@@ -336,9 +429,10 @@ void np_rings_close(void)
 {
 	if (!np.shm)
 		return;
-	if (np.to_file)
+	if (np.to_file) {
 		np_file_flush();
-	else
-		atomic_store_explicit(&np.shm->finished, 1,
-				      memory_order_release);
+		return;
+	}
+	atomic_store_explicit(&np.shm->finished, 1, memory_order_release);
+	rings_unlink(true);
 }

@@ -26,6 +26,14 @@
  * rank the plugin must record, the communicator's (v1..v3: once a Coll or
  * P2p told it, as the comm id; -1 before).
  *
+ * --stop-at events|fini|exit: the process stops itself (SIGSTOP) before
+ * the first finalize, after the last, or before it exits, for a test to
+ * look at its ring file while it lives; it goes on at SIGCONT.
+ * --reinit: after the last finalize, a new communicator (rank 1) with one
+ * GroupApi event, then its finalize, as a job that destroys its last
+ * communicator and makes another.  --no-fini: exit() with the
+ * communicators live, no finalize, as many jobs end.
+ *
  * --truncate-ring: a hostile process (issue 31): once a reader has
  * attached and taken every record, the process truncates its own ring file
  * under the reader, prints "truncated N" (N: records it made), waits a
@@ -62,6 +70,8 @@ static ncclProfiler_v1_t *p1;
 static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
 static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
 	   do_fork, crash, truncate_ring;
+static const char *stop_at;
+static int reinit, no_fini;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -793,6 +803,48 @@ static void truncate_own_ring(void)
 	_exit(0);
 }
 
+static void stop_point(const char *point)
+{
+	if (stop_at && !strcmp(stop_at, point)) {
+		fflush(truth);
+		raise(SIGSTOP);
+	}
+}
+
+static void comm_init_truth(const struct comm *c, const char *name)
+{
+	T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x%llx\","
+	  "\"rank\":%d,\"fields\":{\"name\":\"%s\",\"nnodes\":2,"
+	  "\"nranks\":%d,\"abi\":%d}", (unsigned long long)c->id,
+	  c->rank, name, c->nranks, abi);
+}
+
+/* --reinit (v5): a communicator made after the last one was finalized. */
+static void reinit_comm(void)
+{
+	struct comm k = { .idx = 63, .id = 0xbeef00, .rank = 1, .nranks = 2 };
+	struct comm *c = &k;
+	char fb[64];
+	void *h;
+	int mask;
+
+	if (p5->init(&k.ctx, k.id, &mask, "again", 2, k.nranks, k.rank,
+		     logfn) != ncclSuccess || !k.ctx)
+		die("init after the last finalize: no context");
+	comm_init_truth(&k, "again");
+	{
+		D(ncclProfileGroupApi, NULL);
+		d.groupApi.groupDepth = 1;
+		h = start(truth, c, &d, "np_group_api",
+			  F("\"graph_captured\":0,\"depth\":1"));
+	}
+	stop(truth, h);
+	if (finalize_fn(k.ctx) != ncclSuccess)
+		die("finalize failed");
+	T(truth, "\"op\":\"comm_fini\",\"comm_id\":\"0x%llx\",\"rank\":%d",
+	  (unsigned long long)k.id, k.rank);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -805,6 +857,9 @@ int main(int argc, char **argv)
 		{ "hold-ms", required_argument, NULL, 'h' },
 		{ "fork", no_argument, NULL, 'f' },
 		{ "crash", no_argument, NULL, 'k' },
+		{ "stop-at", required_argument, NULL, 's' },
+		{ "reinit", no_argument, NULL, 'r' },
+		{ "no-fini", no_argument, NULL, 'N' },
 		{ "truncate-ring", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -826,13 +881,19 @@ int main(int argc, char **argv)
 		case 'h': hold_ms = atoi(optarg); break;
 		case 'f': do_fork = 1; break;
 		case 'k': crash = 1; break;
+		case 's': stop_at = optarg; break;
+		case 'r': reinit = 1; break;
+		case 'N': no_fini = 1; break;
 		case 'T': truncate_ring = 1; break;
 		default: return 2;
 		}
 	}
-	if (ncomms < 1 || ncomms > 64 || iters < 1 || iters > 1024 ||
-	    abi < 1 || abi > 5)
-		die("--comms 1..64, --iters 1..1024, --abi 1..5");
+	if (ncomms < 1 || ncomms > 62 || iters < 1 || iters > 1024 ||
+	    abi < 1 || abi > 5 || (reinit && (abi != 5 || no_fini)) ||
+	    (stop_at && strcmp(stop_at, "events") && strcmp(stop_at, "fini") &&
+	     strcmp(stop_at, "exit")))
+		die("--comms 1..62, --iters 1..1024, --abi 1..5, --reinit with "
+		    "v5 and a finalize, --stop-at events|fini|exit");
 	truth = truth_path ? fopen(truth_path, "w") : fopen("/dev/null", "w");
 	if (!truth)
 		die("%s: %s", truth_path, strerror(errno));
@@ -882,10 +943,7 @@ int main(int argc, char **argv)
 			die("init: context %p, activation mask %#x", c->ctx, mask);
 		/* v1..v3: init has no comm id, name, rank or sizes */
 		if (abi >= 4)
-			T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x%llx\","
-			  "\"rank\":%d,\"fields\":{\"name\":\"%s\",\"nnodes\":2,"
-			  "\"nranks\":%d,\"abi\":%d}", (unsigned long long)c->id,
-			  c->rank, name, c->nranks, abi);
+			comm_init_truth(c, name);
 		else
 			T(truth, "\"op\":\"comm_init\",\"comm_id\":\"0x0\","
 			  "\"rank\":-1,\"fields\":{\"name\":\"\",\"nnodes\":0,"
@@ -955,12 +1013,17 @@ int main(int argc, char **argv)
 		printf("child %d\n", (int)child);
 		fflush(stdout);
 	}
-	for (int i = 0; i < ncomms; i++) {
+	stop_point("events");
+	for (int i = 0; i < ncomms && !no_fini; i++) {
 		if (finalize_fn(cs[i].ctx) != ncclSuccess)
 			die("finalize failed");
 		T(truth, "\"op\":\"comm_fini\",\"comm_id\":\"0x%llx\",\"rank\":%d",
 		  (unsigned long long)cs[i].id, cs[i].rank);
 	}
+	stop_point("fini");
+	if (reinit)
+		reinit_comm();
+	stop_point("exit");
 	if (fclose(truth))
 		die("truth file: write error");
 	free(cs);
