@@ -499,27 +499,30 @@ static int drain_ring(struct np_priv *p, struct np_proc *pr, uint32_t i,
 		for (uint64_t k = 0; k < n; k++, tail++) {
 			unsigned char *rec = p->buf + k * RDT_NP_SLOT;
 			union rdt_record out;
+			struct rdt_hdr h;
 			size_t used;
+			int dec = rdt_decode(rec, RDT_NP_SLOT, &out, &used, NULL);
 
-			switch (rdt_decode(rec, RDT_NP_SLOT, &out, &used, NULL)) {
-			case RDT_DEC_OK:
-			case RDT_DEC_UNKNOWN:
+			/* A process speaks for itself only: a record that
+			 * names another pid would put events on it. */
+			memcpy(&h, rec, sizeof(h));
+			if ((dec == RDT_DEC_OK || dec == RDT_DEC_UNKNOWN) &&
+			    h.pid == pr->pid) {
 				if (rdt_src_push(s, rec, RDT_NP_SLOT, where,
 						 RDT_NO_OFF) < 0)
 					return -EBADMSG;
 				pr->kept++;
-				break;
-			default:
-				/* One process's bad slot is not the source's
-				 * end: counted and skipped. */
-				s->st.corrupt_bytes += RDT_NP_SLOT;
-				if (!s->st.resyncs++)
-					snprintf(s->corrupt_first,
-						 sizeof(s->corrupt_first),
-						 "%s ring %u record %llu", where,
-						 i, (unsigned long long)tail);
-				break;
+				continue;
 			}
+			/* One process's bad slot is not the source's end:
+			 * counted and skipped. */
+			s->st.corrupt_bytes += RDT_NP_SLOT;
+			if (!s->st.resyncs++)
+				snprintf(s->corrupt_first, sizeof(s->corrupt_first),
+					 "%s ring %u record %llu%s", where, i,
+					 (unsigned long long)tail,
+					 dec == RDT_DEC_OK || dec == RDT_DEC_UNKNOWN ?
+					 ": another process's pid" : "");
 		}
 		pr->tail[i] = tail;
 	}
