@@ -95,8 +95,8 @@ if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
 	pids=()
 	for j in $(seq 1 "$J"); do
 		"$OUT/fuzz_ring" -runs=$(((RUNS + J - 1) / J)) -seed=$((2000 + j)) -max_len=8192 \
-			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$RC" \
-			>"$LOG/fuzz-ring.$j.log" 2>&1 &
+			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix="$LOG/fuzz-ring.$j." "$RC" >"$LOG/fuzz-ring.$j.log" 2>&1 &
 		pids+=($!)
 	done
 	rz=PASS
