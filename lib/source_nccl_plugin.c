@@ -264,19 +264,10 @@ static const char *check_layout(struct np_proc *pr, const struct rdt_np_shm *h,
  * /proc; false if there is no such process (or it cannot be seen). */
 static bool proc_uids(uint32_t pid, unsigned int uid[4])
 {
-	char path[64], buf[2048], *l;
-	ssize_t n;
-	int fd;
+	char buf[2048], *l;
 
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!rdt_np_proc_read(pid, "status", buf, sizeof(buf)))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	l = strstr(buf, "\nUid:");
 	return l && sscanf(l + 5, "%u %u %u %u", &uid[0], &uid[1], &uid[2],
 			   &uid[3]) == 4;

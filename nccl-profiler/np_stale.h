@@ -60,23 +60,35 @@ static inline uint64_t rdt_np_pidns(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (uint64_t)st.st_ino;
 }
 
+/* The start of /proc/@pid/@name, NUL-terminated in @buf; false if it
+ * cannot be read (no such process, or /proc hides it). */
+static inline bool rdt_np_proc_read(uint32_t pid, const char *name,
+				    char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
 /* When process @pid started (clock ticks after boot), 0 if it cannot be
  * read: no such process, or /proc hides it. */
 static inline uint64_t rdt_np_start_time(uint32_t pid)
 {
-	char path[48], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	char buf[1024], *p;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!rdt_np_proc_read(pid, "stat", buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	/* The name (field 2) may hold spaces and ')': count after its end.
 	 * Field 3 follows ") "; 22 is 19 fields further. */
 	p = strrchr(buf, ')');
