@@ -4,12 +4,15 @@
 set -eu
 
 K612=${K612:-6.12.117+deb12-amd64}
+# The PREEMPT_RT build of the same version (tests/vm/kernels debian-6.12-rt).
+K612RT=${K612%-amd64}-rt-amd64
 
 PKGS="
 build-essential make gcc bc bison flex libssl-dev libelf-dev zlib1g-dev
 dwarves cpio kmod xz-utils zstd rsync pkg-config python3 patch
 linux-image-amd64 linux-headers-amd64 linux-source-6.1
 linux-image-${K612}-unsigned linux-headers-${K612} linux-source-6.12
+linux-image-${K612RT}-unsigned linux-headers-${K612RT}
 qemu-system-x86 busybox-static iproute2 gdb
 rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
 libibverbs-dev librdmacm-dev
