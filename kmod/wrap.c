@@ -243,6 +243,30 @@ static noinline void rdt_rec_post_fail(struct rdt_dev *rd, u16 type, u32 qpn,
 }
 
 /*
+ * The driver's bad_wr is ours, never the caller's.  ib_post_send(),
+ * ib_post_recv() and uverbs hand the driver an uninitialised pointer, and a
+ * driver need not set it on every failure (rxe's destroyed-QP check returns
+ * -EINVAL without it): walking the caller's after a failure could follow
+ * stack garbage.  Ours starts at a sentinel no driver can write; only a
+ * value the driver did write is walked and copied back, so the caller sees
+ * exactly what it would untraced, and its own pointer is left alone when the
+ * driver left ours.
+ */
+static const struct ib_send_wr rdt_send_unset;
+static const struct ib_recv_wr rdt_recv_unset;
+
+/* The first WR not posted, as the driver set it; NULL if it set none. */
+static const struct ib_send_wr *rdt_bad_send(const struct ib_send_wr *b)
+{
+	return b == &rdt_send_unset ? NULL : b;
+}
+
+static const struct ib_recv_wr *rdt_bad_recv(const struct ib_recv_wr *b)
+{
+	return b == &rdt_recv_unset ? NULL : b;
+}
+
+/*
  * WRs from the first one not posted to the end: the caller's, unposted.
  * With max U32_MAX - 1, a whole list, before it is posted.
  */
@@ -289,6 +313,7 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 					 const struct ib_send_wr *wr,
 					 const struct ib_send_wr **bad)
 {
+	const struct ib_send_wr *b = &rdt_send_unset;
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
 	bool relay = READ_ONCE(rdt_enabled);
 	bool user = rdt_uobj(qp->uobject);
@@ -304,7 +329,9 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 		n = rdt_send_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_send))
 		rdt_tp_post_send(rd, qp, wr, user);
-	ret = rd->orig.post_send(qp, wr, bad);
+	ret = rd->orig.post_send(qp, wr, &b);
+	if (b != &rdt_send_unset && bad)
+		*bad = b;
 	rdt_tp_fire(post_send_ret, rd->index, qp->qp_num, 0, n, ret);
 	if (!relay)
 		return ret;
@@ -312,8 +339,8 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 		rdt_rec_post_send_db(rd, qp, ret, ts);
 	else if (unlikely(ret))
 		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false,
-				  n, rdt_send_tail(bad ? *bad : NULL, n),
-				  bad && *bad, ret);
+				  n, rdt_send_tail(rdt_bad_send(b), n),
+				  rdt_bad_send(b), ret);
 	return ret;
 }
 
@@ -322,6 +349,7 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 					 const struct ib_recv_wr *wr,
 					 const struct ib_recv_wr **bad)
 {
+	const struct ib_recv_wr *b = &rdt_recv_unset;
 	struct rdt_dev *rd = rdt_dev_find(srq ? srq->device : qp->device);
 	bool user = srq ? rdt_uobj(srq->uobject) : rdt_uobj(qp->uobject);
 	bool relay = READ_ONCE(rdt_enabled);
@@ -339,13 +367,15 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 		n = rdt_recv_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_recv))
 		rdt_tp_post_recv(rd, qpn, srq_id, srq, wr, user);
-	ret = srq ? rd->orig.post_srq_recv(srq, wr, bad) :
-		    rd->orig.post_recv(qp, wr, bad);
+	ret = srq ? rd->orig.post_srq_recv(srq, wr, &b) :
+		    rd->orig.post_recv(qp, wr, &b);
+	if (b != &rdt_recv_unset && bad)
+		*bad = b;
 	rdt_tp_fire(post_recv_ret, rd->index, qpn, srq_id, n, ret);
 	if (relay && unlikely(ret))
 		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
-				  rdt_recv_tail(bad ? *bad : NULL, n),
-				  bad && *bad, ret);
+				  rdt_recv_tail(rdt_bad_recv(b), n),
+				  rdt_bad_recv(b), ret);
 	return ret;
 }
 

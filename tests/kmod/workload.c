@@ -128,12 +128,21 @@ static void fw_free_send(const struct ib_send_wr *wr,
 	}
 }
 
+/*
+ * The wr_id of a post that the interposer fails (-EINVAL) before the driver
+ * sees it, leaving *bad as it was: a driver error path that names no bad
+ * WR (rxe's destroyed QP).
+ */
+#define FW_UNSET	0x200
+
 static int fw_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad)
 {
 	const struct ib_send_wr *dummy;
 	int ret;
 
+	if (qp == READ_ONCE(fw_qa) && wr && wr->wr_id == send_base + FW_UNSET)
+		return -EINVAL;
 	if (!bad)
 		bad = &dummy;
 	*bad = NULL;
@@ -149,6 +158,8 @@ static int fw_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 	const struct ib_recv_wr *dummy, *end;
 	int ret;
 
+	if (qp == READ_ONCE(fw_qa) && wr && wr->wr_id == recv_base + FW_UNSET)
+		return -EINVAL;
 	if (!bad)
 		bad = &dummy;
 	*bad = NULL;
@@ -294,6 +305,46 @@ static int fw_post_bad(struct wl *w)
 	}
 	kfree(s[1]);
 	kfree(s[2]);
+	return 0;
+}
+
+/*
+ * A failed post whose driver set no bad WR, send and receive: two WRs each,
+ * the caller's bad_wr left pointing at a stale one-WR list, as an
+ * uninitialised one would point anywhere.  The interposer fails them
+ * without touching *bad: the caller must get its pointer back unchanged
+ * and rdmatrace must not take the stale list for the unposted tail
+ * (POST_FAIL bad_index unknown, not 1).
+ */
+static int fw_post_unset(struct wl *w)
+{
+	struct ib_send_wr stale_s = { .wr_id = send_base + FW_UNSET + 9 };
+	struct ib_recv_wr stale_r = { .wr_id = recv_base + FW_UNSET + 9 };
+	struct ib_send_wr s[2] = {
+		{ .wr_id = send_base + FW_UNSET, .opcode = IB_WR_SEND,
+		  .next = &s[1] },
+		{ .wr_id = send_base + FW_UNSET + 1, .opcode = IB_WR_SEND },
+	};
+	struct ib_recv_wr r[2] = {
+		{ .wr_id = recv_base + FW_UNSET, .next = &r[1] },
+		{ .wr_id = recv_base + FW_UNSET + 1 },
+	};
+	const struct ib_send_wr *bad_s = &stale_s;
+	const struct ib_recv_wr *bad_r = &stale_r;
+	int ret;
+
+	ret = ib_post_send(w->lb.qa, s, &bad_s);
+	if (ret != -EINVAL || bad_s != &stale_s) {
+		pr_err("unset post_send: ret %d, bad_wr %s\n", ret,
+		       bad_s == &stale_s ? "kept" : "changed");
+		return -EIO;
+	}
+	ret = ib_post_recv(w->lb.qa, r, &bad_r);
+	if (ret != -EINVAL || bad_r != &stale_r) {
+		pr_err("unset post_recv: ret %d, bad_wr %s\n", ret,
+		       bad_r == &stale_r ? "kept" : "changed");
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -552,6 +603,8 @@ static int wl_run(struct ib_device *dev)
 		ret = wl_poll(&w);
 	if (!ret && freewr)
 		ret = fw_post_bad(&w);
+	if (!ret && freewr)
+		ret = fw_post_unset(&w);
 	WRITE_ONCE(fw_qa, NULL);
 	WRITE_ONCE(fw_qb, NULL);
 	if (!ret && kaddr)
