@@ -35,11 +35,12 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/xarray.h>
 
 #include "rdt.h"
 #include "tp_fire.h"
 
-#define RDT_QPS_UNKNOWN		0xff	/* QP state could not be read */
+#define RDT_QPS_UNKNOWN		0xff	/* QP state not known */
 
 struct rdt_dev {
 	struct hlist_node	hnode;		/* rdt_dev_hash, until exit */
@@ -53,6 +54,7 @@ struct rdt_dev {
 	unsigned int		nr_wrapped;	/* bits in mask */
 	char			name[RDT_NAME_LEN];
 	rdt_ops_t		orig;		/* saved originals */
+	struct xarray		qp_state;	/* rdt_qp_key() -> last state */
 };
 
 static DEFINE_HASHTABLE(rdt_dev_hash, 6);
@@ -639,6 +641,67 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 
 /* ---- control path adapters ------------------------------------------- */
 
+/*
+ * The state a QP is in, without asking the driver.  A traced modify_qp
+ * used to call the driver's query_qp for its old state: a firmware command
+ * on mlx5, and a verb the traced program never issued.  ib_core keeps no
+ * state in struct ib_qp (6.1, 6.12: nldev and ib_query_qp() ask the
+ * driver too), so each device context keeps the last state it saw a QP
+ * enter, keyed like restrack's QP ids (the QPN, and the port for QP0 and
+ * QP1, which each port has): RESET at a create that returned 0, the new
+ * state at a modify with IB_QP_STATE that returned 0, erased before the
+ * driver's destroy (so a QPN reused as soon as the driver frees it is
+ * never erased afterwards).  The control path stays wrapped while tracing
+ * is off, so a QP created then is still known when tracing starts.
+ *
+ * What it cannot know: QPs that existed before the device was wrapped
+ * (QP0/QP1, a program's QPs older than modprobe) until their first
+ * traced modify, a QP whose entry could not be stored (GFP_NOWAIT: the
+ * wrappers sleep on nothing of their own), and the transitions the device
+ * makes on its own (to ERROR or SQE after a failed WR, a fatal QP event).
+ * The caller's IB_QP_CUR_STATE, when given, wins over the table.
+ * old_state is RDT_QPS_UNKNOWN where the table has nothing.
+ */
+static unsigned long rdt_qp_key(const struct ib_qp *qp)
+{
+	if (qp->qp_type == IB_QPT_SMI || qp->qp_type == IB_QPT_GSI)
+		return qp->qp_num | (unsigned long)(qp->port & 0xff) << 24;
+	return qp->qp_num;
+}
+
+/* IRQ-safe: a caller may hold a lock of its own with interrupts off. */
+static void rdt_qp_state_set(struct rdt_dev *rd, const struct ib_qp *qp,
+			     u8 state)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&rd->qp_state, flags);
+	__xa_store(&rd->qp_state, rdt_qp_key(qp), xa_mk_value(state),
+		   GFP_NOWAIT | __GFP_NOWARN);
+	xa_unlock_irqrestore(&rd->qp_state, flags);
+}
+
+static void rdt_qp_state_forget(struct rdt_dev *rd, const struct ib_qp *qp)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&rd->qp_state, flags);
+	__xa_erase(&rd->qp_state, rdt_qp_key(qp));
+	xa_unlock_irqrestore(&rd->qp_state, flags);
+}
+
+/* The state before a modify: the caller's, else the last one seen. */
+static u8 rdt_qp_state(struct rdt_dev *rd, struct ib_qp *qp,
+		       const struct ib_qp_attr *a, int mask)
+{
+	void *v;
+
+	if (mask & IB_QP_CUR_STATE)
+		return a->cur_qp_state;
+	v = xa_load(&rd->qp_state, rdt_qp_key(qp));
+	return xa_is_value(v) ? xa_to_value(v) : RDT_QPS_UNKNOWN;
+}
+
 static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
 			u32 id, bool user, int ret, u64 ts)
 {
@@ -794,29 +857,12 @@ static int rdt_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *ia,
 
 	if (rd) {
 		ret = rd->orig.create_qp(qp, ia, udata);
+		if (!ret)
+			rdt_qp_state_set(rd, qp, IB_QPS_RESET);
 		rdt_trace_create_qp(rd, qp, ia, udata, ret, ts);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
-}
-
-/*
- * The state before a modify: from the caller if it says, else from the
- * driver's query_qp (modify_qp runs in process context, where the driver's
- * own modify may sleep anyway).
- */
-static noinline u8 rdt_qp_state(struct ib_qp *qp, struct ib_qp_attr *a,
-				int mask)
-{
-	struct ib_qp_init_attr init = {};
-	struct ib_qp_attr cur = {};
-
-	if (mask & IB_QP_CUR_STATE)
-		return a->cur_qp_state;
-	if (!qp->device->ops.query_qp ||
-	    qp->device->ops.query_qp(qp, &cur, IB_QP_STATE, &init))
-		return RDT_QPS_UNKNOWN;
-	return cur.qp_state;
 }
 
 /* Only fields named by the mask are read: the rest may be garbage. */
@@ -864,11 +910,15 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 	int ret = -ENODEV;
 
 	if (rd) {
+		u8 new_state = mask & IB_QP_STATE ? a->qp_state : 0;
+
 		if (want || tp) {
 			rdt_enc_modify(&ev, a, mask);
-			ev.old_state = rdt_qp_state(qp, a, mask);
+			ev.old_state = rdt_qp_state(rd, qp, a, mask);
 		}
 		ret = rd->orig.modify_qp(qp, a, mask, udata);
+		if (!ret && (mask & IB_QP_STATE))
+			rdt_qp_state_set(rd, qp, new_state);
 		ev.ret = ret;
 		ev.cur_state = !ret && (mask & IB_QP_STATE) ?
 			       ev.new_state : ev.old_state;
@@ -894,6 +944,8 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 	int ret = -ENODEV;
 
 	if (rd) {
+		/* A failed destroy leaves its QP's state unknown. */
+		rdt_qp_state_forget(rd, qp);
 		ret = rd->orig.destroy_qp(qp, udata);
 		ev.ret = ret;
 		if (rdt_want(RDT_EV_QP_DESTROY))
@@ -1250,6 +1302,7 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 		return ERR_PTR(-ENOMEM);
 	rd->ibdev = ibdev;
 	rd->index = ibdev->index;
+	xa_init_flags(&rd->qp_state, XA_FLAGS_LOCK_IRQ);
 	strscpy(rd->name, dev_name(&ibdev->dev), sizeof(rd->name));
 	rd->mask = rdt_ops_save(&ibdev->ops, &rd->orig, &rdt_wrappers,
 				rdt_ops, rdt_nr_ops);
@@ -1294,6 +1347,8 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	WARN(foreign, "rdmatrace: %s: %lu ops were changed by someone else; left in place\n",
 	     rd->name, hweight_long(foreign));
 	rdt_restrack_forget(rd->index);
+	/* Its QPs are gone; a wrapper still running may add one back. */
+	xa_destroy(&rd->qp_state);
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);
 	pr_info("%s: unwrapped %u ops\n", rd->name, nr);
 }
@@ -1336,6 +1391,7 @@ void rdt_dev_free_all(void)
 	list_for_each_entry_safe(rd, tmp, &rdt_dev_list, lnode) {
 		hash_del_rcu(&rd->hnode);
 		list_del(&rd->lnode);
+		xa_destroy(&rd->qp_state);
 		kfree(rd);
 	}
 	mutex_unlock(&rdt_dev_mutex);
