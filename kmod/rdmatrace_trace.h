@@ -9,6 +9,12 @@
  * post_send and post_recv fire per WR before the driver runs (the WR list
  * is the caller's, read only while the call has not returned); the call's
  * result follows in post_send_ret / post_recv_ret, nr = 0 for a doorbell.
+ *
+ * QP states, WC statuses and WC and WR opcodes print by name, the way
+ * include/trace/misc/rdma.h prints rdma_show_wc_status(): __print_symbolic()
+ * over the kernel's enums, each one's value put into the format file by
+ * TRACE_DEFINE_ENUM() so that perf and trace-cmd print the names too.  The
+ * fields stay the raw numbers, for filters (new_state == 3) and BPF.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rdmatrace
@@ -23,6 +29,195 @@ int rdt_tp_reg(void);
 void rdt_tp_unreg(void);
 
 #include "uapi/rdmatrace.h"
+
+/* A QP state rdmatrace does not know (wrap.c) */
+#define RDT_QPS_UNKNOWN		0xff
+
+/* enum ib_qp_state, enum ib_wc_status */
+TRACE_DEFINE_ENUM(IB_QPS_RESET);
+TRACE_DEFINE_ENUM(IB_QPS_INIT);
+TRACE_DEFINE_ENUM(IB_QPS_RTR);
+TRACE_DEFINE_ENUM(IB_QPS_RTS);
+TRACE_DEFINE_ENUM(IB_QPS_SQD);
+TRACE_DEFINE_ENUM(IB_QPS_SQE);
+TRACE_DEFINE_ENUM(IB_QPS_ERR);
+TRACE_DEFINE_ENUM(IB_WC_SUCCESS);
+TRACE_DEFINE_ENUM(IB_WC_LOC_LEN_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_QP_OP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_EEC_OP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_PROT_ERR);
+TRACE_DEFINE_ENUM(IB_WC_WR_FLUSH_ERR);
+TRACE_DEFINE_ENUM(IB_WC_MW_BIND_ERR);
+TRACE_DEFINE_ENUM(IB_WC_BAD_RESP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_ACCESS_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_INV_REQ_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_ACCESS_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_OP_ERR);
+TRACE_DEFINE_ENUM(IB_WC_RETRY_EXC_ERR);
+TRACE_DEFINE_ENUM(IB_WC_RNR_RETRY_EXC_ERR);
+TRACE_DEFINE_ENUM(IB_WC_LOC_RDD_VIOL_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_INV_RD_REQ_ERR);
+TRACE_DEFINE_ENUM(IB_WC_REM_ABORT_ERR);
+TRACE_DEFINE_ENUM(IB_WC_INV_EECN_ERR);
+TRACE_DEFINE_ENUM(IB_WC_INV_EEC_STATE_ERR);
+TRACE_DEFINE_ENUM(IB_WC_FATAL_ERR);
+TRACE_DEFINE_ENUM(IB_WC_RESP_TIMEOUT_ERR);
+TRACE_DEFINE_ENUM(IB_WC_GENERAL_ERR);
+
+/*
+ * enum ib_wc_opcode and enum ib_wr_opcode; FLUSH and ATOMIC_WRITE where
+ * the target's ib_verbs.h has them (Kbuild's probes).
+ */
+TRACE_DEFINE_ENUM(IB_WC_SEND);
+TRACE_DEFINE_ENUM(IB_WC_RDMA_WRITE);
+TRACE_DEFINE_ENUM(IB_WC_RDMA_READ);
+TRACE_DEFINE_ENUM(IB_WC_COMP_SWAP);
+TRACE_DEFINE_ENUM(IB_WC_FETCH_ADD);
+TRACE_DEFINE_ENUM(IB_WC_BIND_MW);
+TRACE_DEFINE_ENUM(IB_WC_LOCAL_INV);
+TRACE_DEFINE_ENUM(IB_WC_LSO);
+TRACE_DEFINE_ENUM(IB_WC_REG_MR);
+TRACE_DEFINE_ENUM(IB_WC_MASKED_COMP_SWAP);
+TRACE_DEFINE_ENUM(IB_WC_MASKED_FETCH_ADD);
+TRACE_DEFINE_ENUM(IB_WC_RECV);
+TRACE_DEFINE_ENUM(IB_WC_RECV_RDMA_WITH_IMM);
+TRACE_DEFINE_ENUM(IB_WR_RDMA_WRITE);
+TRACE_DEFINE_ENUM(IB_WR_RDMA_WRITE_WITH_IMM);
+TRACE_DEFINE_ENUM(IB_WR_SEND);
+TRACE_DEFINE_ENUM(IB_WR_SEND_WITH_IMM);
+TRACE_DEFINE_ENUM(IB_WR_RDMA_READ);
+TRACE_DEFINE_ENUM(IB_WR_ATOMIC_CMP_AND_SWP);
+TRACE_DEFINE_ENUM(IB_WR_ATOMIC_FETCH_AND_ADD);
+TRACE_DEFINE_ENUM(IB_WR_BIND_MW);
+TRACE_DEFINE_ENUM(IB_WR_LSO);
+TRACE_DEFINE_ENUM(IB_WR_SEND_WITH_INV);
+TRACE_DEFINE_ENUM(IB_WR_RDMA_READ_WITH_INV);
+TRACE_DEFINE_ENUM(IB_WR_LOCAL_INV);
+TRACE_DEFINE_ENUM(IB_WR_MASKED_ATOMIC_CMP_AND_SWP);
+TRACE_DEFINE_ENUM(IB_WR_MASKED_ATOMIC_FETCH_AND_ADD);
+TRACE_DEFINE_ENUM(IB_WR_REG_MR);
+TRACE_DEFINE_ENUM(IB_WR_REG_MR_INTEGRITY);
+#ifdef RDT_HAVE_WC_FLUSH
+TRACE_DEFINE_ENUM(IB_WC_ATOMIC_WRITE);
+TRACE_DEFINE_ENUM(IB_WC_FLUSH);
+#endif
+#ifdef RDT_HAVE_WR_FLUSH
+TRACE_DEFINE_ENUM(IB_WR_FLUSH);
+TRACE_DEFINE_ENUM(IB_WR_ATOMIC_WRITE);
+#endif
+
+#define rdt_show_qp_state(x)						\
+	__print_symbolic(x,						\
+			 { IB_QPS_RESET, "RESET" },			\
+			 { IB_QPS_INIT, "INIT" },			\
+			 { IB_QPS_RTR, "RTR" },				\
+			 { IB_QPS_RTS, "RTS" },				\
+			 { IB_QPS_SQD, "SQD" },				\
+			 { IB_QPS_SQE, "SQE" },				\
+			 { IB_QPS_ERR, "ERR" },				\
+			 { RDT_QPS_UNKNOWN, "UNKNOWN" })
+#define rdt_show_wc_status(x)						\
+	__print_symbolic(x,						\
+			 { IB_WC_SUCCESS, "SUCCESS" },			\
+			 { IB_WC_LOC_LEN_ERR, "LOC_LEN_ERR" },		\
+			 { IB_WC_LOC_QP_OP_ERR, "LOC_QP_OP_ERR" },	\
+			 { IB_WC_LOC_EEC_OP_ERR, "LOC_EEC_OP_ERR" },	\
+			 { IB_WC_LOC_PROT_ERR, "LOC_PROT_ERR" },	\
+			 { IB_WC_WR_FLUSH_ERR, "WR_FLUSH_ERR" },	\
+			 { IB_WC_MW_BIND_ERR, "MW_BIND_ERR" },		\
+			 { IB_WC_BAD_RESP_ERR, "BAD_RESP_ERR" },	\
+			 { IB_WC_LOC_ACCESS_ERR, "LOC_ACCESS_ERR" },	\
+			 { IB_WC_REM_INV_REQ_ERR, "REM_INV_REQ_ERR" },	\
+			 { IB_WC_REM_ACCESS_ERR, "REM_ACCESS_ERR" },	\
+			 { IB_WC_REM_OP_ERR, "REM_OP_ERR" },		\
+			 { IB_WC_RETRY_EXC_ERR, "RETRY_EXC_ERR" },	\
+			 { IB_WC_RNR_RETRY_EXC_ERR, "RNR_RETRY_EXC_ERR" }, \
+			 { IB_WC_LOC_RDD_VIOL_ERR, "LOC_RDD_VIOL_ERR" }, \
+			 { IB_WC_REM_INV_RD_REQ_ERR, "REM_INV_RD_REQ_ERR" }, \
+			 { IB_WC_REM_ABORT_ERR, "REM_ABORT_ERR" },	\
+			 { IB_WC_INV_EECN_ERR, "INV_EECN_ERR" },	\
+			 { IB_WC_INV_EEC_STATE_ERR, "INV_EEC_STATE_ERR" }, \
+			 { IB_WC_FATAL_ERR, "FATAL_ERR" },		\
+			 { IB_WC_RESP_TIMEOUT_ERR, "RESP_TIMEOUT_ERR" }, \
+			 { IB_WC_GENERAL_ERR, "GENERAL_ERR" })
+
+#ifdef RDT_HAVE_WC_FLUSH
+#define rdt_show_wc_opcode(x)						\
+	__print_symbolic(x,						\
+			 { IB_WC_SEND, "SEND" },			\
+			 { IB_WC_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WC_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WC_COMP_SWAP, "COMP_SWAP" },		\
+			 { IB_WC_FETCH_ADD, "FETCH_ADD" },		\
+			 { IB_WC_BIND_MW, "BIND_MW" },			\
+			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WC_LSO, "LSO" },				\
+			 { IB_WC_REG_MR, "REG_MR" },			\
+			 { IB_WC_MASKED_COMP_SWAP, "MASKED_COMP_SWAP" }, \
+			 { IB_WC_MASKED_FETCH_ADD, "MASKED_FETCH_ADD" }, \
+			 { IB_WC_ATOMIC_WRITE, "ATOMIC_WRITE" },	\
+			 { IB_WC_FLUSH, "FLUSH" },			\
+			 { IB_WC_RECV, "RECV" },			\
+			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" })
+#else
+#define rdt_show_wc_opcode(x)						\
+	__print_symbolic(x,						\
+			 { IB_WC_SEND, "SEND" },			\
+			 { IB_WC_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WC_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WC_COMP_SWAP, "COMP_SWAP" },		\
+			 { IB_WC_FETCH_ADD, "FETCH_ADD" },		\
+			 { IB_WC_BIND_MW, "BIND_MW" },			\
+			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WC_LSO, "LSO" },				\
+			 { IB_WC_REG_MR, "REG_MR" },			\
+			 { IB_WC_MASKED_COMP_SWAP, "MASKED_COMP_SWAP" }, \
+			 { IB_WC_MASKED_FETCH_ADD, "MASKED_FETCH_ADD" }, \
+			 { IB_WC_RECV, "RECV" },			\
+			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" })
+#endif
+
+#ifdef RDT_HAVE_WR_FLUSH
+#define rdt_show_wr_opcode(x)						\
+	__print_symbolic(x,						\
+			 { IB_WR_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \
+			 { IB_WR_SEND, "SEND" },			\
+			 { IB_WR_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
+			 { IB_WR_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_BIND_MW, "BIND_MW" },			\
+			 { IB_WR_LSO, "LSO" },				\
+			 { IB_WR_SEND_WITH_INV, "SEND_WITH_INV" },	\
+			 { IB_WR_RDMA_READ_WITH_INV, "RDMA_READ_WITH_INV" }, \
+			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, "MASKED_ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, "MASKED_ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_FLUSH, "FLUSH" },			\
+			 { IB_WR_ATOMIC_WRITE, "ATOMIC_WRITE" },	\
+			 { IB_WR_REG_MR, "REG_MR" },			\
+			 { IB_WR_REG_MR_INTEGRITY, "REG_MR_INTEGRITY" })
+#else
+#define rdt_show_wr_opcode(x)						\
+	__print_symbolic(x,						\
+			 { IB_WR_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \
+			 { IB_WR_SEND, "SEND" },			\
+			 { IB_WR_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
+			 { IB_WR_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_BIND_MW, "BIND_MW" },			\
+			 { IB_WR_LSO, "LSO" },				\
+			 { IB_WR_SEND_WITH_INV, "SEND_WITH_INV" },	\
+			 { IB_WR_RDMA_READ_WITH_INV, "RDMA_READ_WITH_INV" }, \
+			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, "MASKED_ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, "MASKED_ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_REG_MR, "REG_MR" },			\
+			 { IB_WR_REG_MR_INTEGRITY, "REG_MR_INTEGRITY" })
+#endif
 
 TRACE_EVENT_FN(post_send,
 	       TP_PROTO(u32 dev, const struct rdt_ev_post_send *ev),
@@ -51,9 +246,10 @@ TRACE_EVENT_FN(post_send,
 			      __entry->num_sge = ev->num_sge;
 			      __entry->index = ev->index;
 	       ),
-	       TP_printk("dev=%u qpn=%u index=%u wr_id=0x%llx opcode=%u send_flags=0x%x num_sge=%u total_len=%llu remote_addr=0x%llx rkey=0x%x imm=0x%x",
+	       TP_printk("dev=%u qpn=%u index=%u wr_id=0x%llx opcode=%s send_flags=0x%x num_sge=%u total_len=%llu remote_addr=0x%llx rkey=0x%x imm=0x%x",
 			 __entry->dev, __entry->qpn, __entry->index, __entry->wr_id,
-			 __entry->opcode, __entry->send_flags, __entry->num_sge,
+			 rdt_show_wr_opcode(__entry->opcode), __entry->send_flags,
+			 __entry->num_sge,
 			 __entry->total_len, __entry->remote_addr, __entry->rkey,
 			 __entry->imm),
 	       rdt_tp_reg, rdt_tp_unreg
@@ -145,9 +341,10 @@ TRACE_EVENT_FN(poll_cq_wc,
 			      __entry->vendor_err = ev->vendor_err;
 			      __entry->index = ev->index;
 	       ),
-	       TP_printk("dev=%u cq_id=%u index=%u wr_id=0x%llx status=%u opcode=%u byte_len=%u qpn=%u src_qp=%u wc_flags=0x%x imm=0x%x vendor_err=%u",
+	       TP_printk("dev=%u cq_id=%u index=%u wr_id=0x%llx status=%s opcode=%s byte_len=%u qpn=%u src_qp=%u wc_flags=0x%x imm=0x%x vendor_err=%u",
 			 __entry->dev, __entry->cq_id, __entry->index, __entry->wr_id,
-			 __entry->status, __entry->opcode, __entry->byte_len,
+			 rdt_show_wc_status(__entry->status),
+			 rdt_show_wc_opcode(__entry->opcode), __entry->byte_len,
 			 __entry->qpn, __entry->src_qp, __entry->wc_flags,
 			 __entry->imm, __entry->vendor_err),
 	       rdt_tp_reg, rdt_tp_unreg
@@ -278,9 +475,11 @@ TRACE_EVENT(qp_modify,
 			   __entry->max_rd_atomic = ev->max_rd_atomic;
 			   __entry->max_dest_rd_atomic = ev->max_dest_rd_atomic;
 	    ),
-	    TP_printk("dev=%u qpn=%u ret=%d attr_mask=0x%x old_state=%u new_state=%u cur_state=%u path_mtu=%u dest_qpn=%u sq_psn=%u rq_psn=%u timeout=%u retry_cnt=%u rnr_retry=%u min_rnr_timer=%u port=%u qkey=0x%x max_rd_atomic=%u max_dest_rd_atomic=%u",
+	    TP_printk("dev=%u qpn=%u ret=%d attr_mask=0x%x old_state=%s new_state=%s cur_state=%s path_mtu=%u dest_qpn=%u sq_psn=%u rq_psn=%u timeout=%u retry_cnt=%u rnr_retry=%u min_rnr_timer=%u port=%u qkey=0x%x max_rd_atomic=%u max_dest_rd_atomic=%u",
 		      __entry->dev, __entry->qpn, __entry->ret, __entry->attr_mask,
-		      __entry->old_state, __entry->new_state, __entry->cur_state,
+		      rdt_show_qp_state(__entry->old_state),
+		      rdt_show_qp_state(__entry->new_state),
+		      rdt_show_qp_state(__entry->cur_state),
 		      __entry->path_mtu, __entry->dest_qpn, __entry->sq_psn,
 		      __entry->rq_psn, __entry->timeout, __entry->retry_cnt,
 		      __entry->rnr_retry, __entry->min_rnr_timer, __entry->port,

@@ -40,8 +40,6 @@
 #include "rdt.h"
 #include "tp_fire.h"
 
-#define RDT_QPS_UNKNOWN		0xff	/* QP state not known */
-
 struct rdt_dev {
 	struct hlist_node	hnode;		/* rdt_dev_hash, until exit */
 	struct list_head	lnode;		/* rdt_dev_list, until exit */
