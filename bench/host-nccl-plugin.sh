@@ -5,7 +5,10 @@
 # ProxyOp as NCCL's proxy thread makes them), REPS times:
 #  - with rdmatrace-dump -f draining the rings (bursts of 1000 pairs, 2 ms
 #    apart, rings of 2^18 records: what the reader's pass every <= 100 ms
-#    keeps up with; the loss it reported is a figure too);
+#    keeps up with; the loss it reported is a figure too), and the
+#    reader's CPU time per event it read (user + system, from /proc, taken
+#    before it is stopped: nccl.plugin.reader_ns_per_event; it reads the
+#    rings with pread(), issue 31);
 #  - with no reader: the rings fill, then every record is dropped and
 #    counted (the path a job without rdmatrace-dump running takes).
 #   host-nccl-plugin.sh REPS PAIRS
@@ -32,9 +35,13 @@ for r in $(seq "$REPS"); do
 	v=$(RDMATRACE_NCCL_SLOTS=262144 "$NB" "$SO" "$N" 1000 2000 400 | ns)
 	echo "R nccl.plugin.event_pair_ns $v"
 	sleep 0.3
+	cpu=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$dp/stat")
 	kill -INT $dp; wait $dp || true
 	lost=$(sed -n 's/^rdmatrace-dump: [0-9]* events, \([0-9]*\) lost.*/\1/p' "$W/err")
 	echo "R nccl.plugin.reader_lost ${lost:-nan}"
+	ev=$(sed -n 's/^rdmatrace-dump: \([0-9]*\) events,.*/\1/p' "$W/err")
+	echo "R nccl.plugin.reader_ns_per_event $(awk -v c="$cpu" -v e="${ev:-0}" \
+		-v hz="$(getconf CLK_TCK)" 'BEGIN { print e ? c / hz * 1e9 / e : "nan" }')"
 	echo "R nccl.plugin.noreader_pair_ns $("$NB" "$SO" "$N" 1000 0 0 | ns)"
 	rm -f "$W"/shm/*
 done
