@@ -69,7 +69,7 @@ struct np_proc {
 	uint64_t	*seen_dropped;
 	uint64_t	seen_noring;
 	uint64_t	kept;		/* records handed to the merge */
-	bool		gone;		/* detached, file removed */
+	bool		gone;		/* done with: freed at the next fill */
 };
 
 struct np_priv {
@@ -606,21 +606,29 @@ static int np_fill(struct rdt_src *s)
 	if (!p->scanned || (s->live && rdt_reader_pass_time(s->r) -
 			    p->last_scan >= RESCAN_NS))
 		scan(p);
-	for (struct np_proc *pr = p->procs; pr; pr = pr->next) {
+	for (struct np_proc **pp = &p->procs, *pr; (pr = *pp);) {
 		bool gone;
-		int e;
+		int e = 0;
 
-		if (pr->gone)
-			continue;
-		/* Gone before the drain: nothing can follow the drain. */
-		gone = proc_gone(pr);
-		e = drain(p, pr);
-		if (e < 0)
-			return -EBADMSG;
-		if (gone && !e) {
-			remove_file(pr);
-			detach(pr);
-			pr->gone = true;
+		if (!pr->gone) {
+			/* Gone before the drain: nothing can follow it. */
+			gone = proc_gone(pr);
+			e = drain(p, pr);
+			if (e < 0)
+				return -EBADMSG;
+			if (gone && !e) {
+				remove_file(pr);
+				pr->gone = true;
+			}
+		}
+		/* Done with (gone, replaced, given up): freed, so that a
+		 * long run's memory follows the live processes, not all
+		 * there were. */
+		if (pr->gone) {
+			*pp = pr->next;
+			free_proc(pr);
+		} else {
+			pp = &pr->next;
 		}
 	}
 	if (!s->live)
