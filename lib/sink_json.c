@@ -81,12 +81,13 @@ static int json_close(struct rdt_sink *s, struct rdt_reader *r)
 			",\"unknown\":%" PRIu64 ",\"late\":%" PRIu64
 			",\"subbufs_skipped\":%" PRIu64 ",\"relay_repeats\":%" PRIu64
 			",\"corrupt_bytes\":%" PRIu64 ",\"resyncs\":%" PRIu64
+			",\"detached\":%" PRIu64 ",\"skipped_files\":%" PRIu64
 			",\"lost_cpu\":{",
 			st.records, st.lost, st.lost_by[RDT_SRC_KMOD],
 			st.lost_by[RDT_SRC_BPF], st.lost_by[RDT_SRC_NCCL_PLUGIN],
 			st.unknown, st.late,
 			st.subbufs_skipped, st.relay_repeats, st.corrupt_bytes,
-			st.resyncs);
+			st.resyncs, st.detached, st.skipped_files);
 		for (uint32_t c = 0, first = 1; c < st.ncpus; c++)
 			if (st.lost_cpu[c]) {
 				fprintf(s->f, "%s\"%u\":%" PRIu64, first ? "" : ",",

@@ -25,7 +25,7 @@ static const char schema[] =
 " kernel TEXT, module_version TEXT, boot_id TEXT, realtime_offset_ns INTEGER,"
 " ncpus INTEGER, metadata TEXT, records INTEGER, lost INTEGER, unknown INTEGER,"
 " late INTEGER, error TEXT, subbufs_skipped INTEGER, corrupt_bytes INTEGER,"
-" resyncs INTEGER);\n"
+" resyncs INTEGER, detached INTEGER, skipped_files INTEGER);\n"
 "CREATE TABLE devices(ts_ns INTEGER, host INTEGER, dev INTEGER, event TEXT,"
 " name TEXT, old_name TEXT, node_guid TEXT, node_type INTEGER, ports INTEGER,"
 " driver_id INTEGER);\n"
@@ -220,7 +220,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CTR] = "INSERT INTO port_counters VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_HOSTS] = "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
-	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_DROPS] = "INSERT INTO drops VALUES(?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
@@ -1015,6 +1015,8 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 		bi(&b, (int64_t)ss.subbufs_skipped);
 		bi(&b, (int64_t)ss.corrupt_bytes);
 		bi(&b, (int64_t)ss.resyncs);
+		bi(&b, (int64_t)ss.detached);
+		bi(&b, (int64_t)ss.skipped_files);
 		done(q, &b);
 	}
 	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++) {

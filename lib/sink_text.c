@@ -370,6 +370,17 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 				"unknown\n", st.corrupt_bytes, st.resyncs,
 				st.resyncs == 1 ? "place" : "places",
 				st.corrupt_first);
+		if (st.detached)
+			fprintf(s->f, "#   %" PRIu64 " %s detached while read, "
+				"the first %s: the events still in %s are lost, "
+				"count unknown\n", st.detached,
+				st.detached == 1 ? "file" : "files",
+				st.detached_first,
+				st.detached == 1 ? "it" : "them");
+		if (st.skipped_files)
+			fprintf(s->f, "#   %" PRIu64 " %s not read, as not to be "
+				"trusted\n", st.skipped_files,
+				st.skipped_files == 1 ? "file" : "files");
 		for (uint32_t c = 0; c < st.ncpus; c++)
 			if (st.lost_cpu[c])
 				fprintf(s->f, "#   cpu%u lost %" PRIu64 "\n", c,
