@@ -57,6 +57,10 @@ struct rdt_src {
 	 * than this (the reader's time base); 0: unknown.  What is due and
 	 * earlier than every source's goes out without a pass. */
 	uint64_t		horizon;
+	/* Live: @horizon is exact for concurrent writers (they announce a
+	 * record before they stamp it), so the reader also holds back what
+	 * is due by the window but not yet earlier than it (issue 38). */
+	bool			holds;
 	bool			failed;
 	unsigned int		inheap;
 	uint64_t		seq;
@@ -140,6 +144,11 @@ bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
  * ordered stream whose latest record read is @raw_ts. */
 uint64_t rdt_reader_drained_horizon(const struct rdt_reader *r, uint64_t at);
 uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts);
+/* Live: the reorder window, and how long a source that holds the merge
+ * back (->holds) may wait for a record it knows is being written before
+ * it lets the merge go on (that record then comes out late, flagged). */
+uint64_t rdt_reader_window(const struct rdt_reader *r);
+uint64_t rdt_reader_stall_limit(const struct rdt_reader *r);
 
 int rdt_src_file_open(struct rdt_src *s, const char *path);
 int rdt_src_relay_open(struct rdt_src *s, const char *dir);

@@ -109,6 +109,9 @@ struct rdt_reader {
 	uint64_t pass_now;
 	unsigned int pass_reuse;	/* passes that reused pass_now */
 	uint64_t horizon;	/* the least of the live sources' at the last pass */
+	/* the least horizon of the live sources that hold (rdt_src.holds):
+	 * nothing at or after it goes out but at the end or when full */
+	uint64_t hold;
 	bool polled;
 	enum rdt_time_base tb;
 	uint64_t last_ts;
@@ -131,6 +134,7 @@ RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 		r->opts.reorder_window_ns = 100 * 1000000ull;
 	if (!r->opts.max_buffered)
 		r->opts.max_buffered = 1u << 20;
+	r->hold = UINT64_MAX;
 	r->live = r->opts.follow;
 	r->names_gen = 1;
 	return r;
@@ -348,6 +352,25 @@ uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts)
 	uint64_t ts = src_ts(s, raw_ts);
 
 	return ts > RDT_STREAM_MARGIN_NS ? ts - RDT_STREAM_MARGIN_NS : 0;
+}
+
+uint64_t rdt_reader_window(const struct rdt_reader *r)
+{
+	return r->opts.reorder_window_ns;
+}
+
+/* A writer preempted between its stamp and its publish is waited for up
+ * to this long: ten windows, at least a second.  Long enough for a thread
+ * descheduled on a loaded host; bounded so that a stopped or dead writer
+ * (SIGSTOP, a debugger, a thread killed mid-record) delays the stream by
+ * that much, not for ever: its record then comes out late, flagged. */
+#define RDT_STALL_MIN_NS (1000 * 1000000ull)
+
+uint64_t rdt_reader_stall_limit(const struct rdt_reader *r)
+{
+	uint64_t l = 10 * r->opts.reorder_window_ns;
+
+	return l > RDT_STALL_MIN_NS ? l : RDT_STALL_MIN_NS;
 }
 
 uint64_t rdt_reader_pass_time(const struct rdt_reader *r)
@@ -1139,8 +1162,10 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	ev->host = s->host;
 	s->inheap--;
 	names(r, s, ev);
-	if (r->have_last && ev->ts < r->last_ts && (r->live || s->windowed))
+	if (r->have_last && ev->ts < r->last_ts && (r->live || s->windowed)) {
 		s->st.late++;
+		ev->flags |= RDT_EVF_LATE;
+	}
 	if (!r->have_last || ev->ts > r->last_ts)
 		r->last_ts = ev->ts;
 	r->have_last = true;
@@ -1179,7 +1204,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		return 1;
 	}
 	for (;;) {
-		uint64_t horizon = UINT64_MAX;
+		uint64_t horizon = UINT64_MAX, hold = UINT64_MAX;
 		bool active = false;
 
 		/* The clock once per pass; while the top is due anyway (a
@@ -1203,6 +1228,9 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 					fill_src(s);
 					if (src_active(s) && s->horizon < horizon)
 						horizon = s->horizon;
+					if (src_active(s) && s->holds &&
+					    s->horizon < hold)
+						hold = s->horizon;
 				}
 			} else {
 				if (src_active(s))
@@ -1216,6 +1244,8 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			active |= src_active(s);
 		}
 		r->horizon = r->live ? horizon : 0;
+		/* Horizons are on the local clock: one boot's time base. */
+		r->hold = r->tb == RDT_TIME_MONOTONIC ? hold : UINT64_MAX;
 		heap_settle(r);
 		if (fill_windowed(r))
 			continue;
@@ -1228,8 +1258,10 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 				emit(r, ev);
 				return 1;
 			}
+			/* Due, and no source that knows its writers can
+			 * still hand over anything earlier. */
 			if (r->heap[0].ts + r->opts.reorder_window_ns <=
-			    r->pass_now) {
+			    r->pass_now && r->heap[0].ts < r->hold) {
 				emit(r, ev);
 				return 1;
 			}
@@ -1257,6 +1289,12 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 				uint64_t due = r->heap[0].ts +
 					       r->opts.reorder_window_ns;
 				int w = due > now ? (int)((due - now) / 1000000) + 1 : 0;
+
+				/* Due but held (a writer between its stamp
+				 * and its publish): look again in a
+				 * millisecond, not at once. */
+				if (!w && r->heap[0].ts >= r->hold)
+					w = 1;
 
 				if (w < wait)
 					wait = w;

@@ -46,6 +46,9 @@ static int json_write(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_ob_json_str(o, ev->devname ? ev->devname : "", RDT_NAME_LEN);
 	if (ev->flags & RDT_EVF_DERIVED)
 		rdt_ob_lit(o, ",\"derived\":true");
+	/* out of place in the stream: said, not hidden (issue 38) */
+	if (ev->flags & RDT_EVF_LATE)
+		rdt_ob_lit(o, ",\"late\":true");
 	rdt_ob_fields(&ev->rec, o);
 	rdt_ob_lit(o, "}\n");
 	return rdt_ob_end(o);

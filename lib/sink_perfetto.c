@@ -239,6 +239,8 @@ static void args(struct rdt_ob *o, const struct rdt_event *ev)
 	rdt_ob_u(o, ev->rec.hdr.pid);
 	rdt_ob_lit(o, ",\"comm\":");
 	rdt_ob_json_str(o, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	if (ev->flags & RDT_EVF_LATE)
+		rdt_ob_lit(o, ",\"late\":true");
 	rdt_ob_fields(&ev->rec, o);
 	rdt_ob_c(o, '}');
 }
@@ -561,6 +563,9 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_printf(o, ",\"dur\":");
 	ts(o, ev->ts > st->ts ? ev->ts - st->ts : 1);
 	rdt_ob_printf(o, ",\"args\":{\"pid\":%u", st->rec.hdr.pid);
+	/* the start or the stop came out of place (issue 38) */
+	if ((st->flags | ev->flags) & RDT_EVF_LATE)
+		rdt_ob_lit(o, ",\"late\":true");
 	if (e->gpu_stop && st->rec.hdr.type == RDT_EV_NP_KERNEL_CH)
 		rdt_ob_printf(o, ",\"gpu_ns\":%" PRIu64,
 			(uint64_t)(e->gpu_stop - st->rec.np_kernel_ch.gpu_start));

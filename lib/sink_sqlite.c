@@ -75,6 +75,10 @@ static const char schema[] =
 " nranks INTEGER);\n"
 "CREATE TABLE lost_events(ts_ns INTEGER, src INTEGER, producer TEXT,"
 " cpu INTEGER, count INTEGER);\n"
+/* Live: events handed out after a later one (issue 38), one row each
+ * beside its row in its own table. */
+"CREATE TABLE late_events(ts_ns INTEGER, host INTEGER, src INTEGER,"
+" pid INTEGER, tid INTEGER, type TEXT);\n"
 "CREATE TABLE port_counters(ts_ns INTEGER, host INTEGER, dev INTEGER,"
 " devname TEXT, port INTEGER, dir TEXT, name TEXT, delta INTEGER,"
 " value INTEGER);\n"
@@ -188,7 +192,7 @@ enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_XMIT,
 	ST_RETRY,
 	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_HOSTS, ST_SOURCES,
-	ST_DROPS, ST_MAX
+	ST_DROPS, ST_LATE, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -222,6 +226,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_HOSTS] = "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
 	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_DROPS] = "INSERT INTO drops VALUES(?,?,?,?)",
+	[ST_LATE] = "INSERT INTO late_events VALUES(?,?,?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -663,6 +668,16 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 	struct binder b;
 	char buf[64];
 
+	if ((ev->flags & RDT_EVF_LATE) && r->hdr.type != RDT_EV_SUBBUF) {
+		b = start(q, ST_LATE);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, ev->src);
+		bi(&b, r->hdr.pid);
+		bi(&b, r->hdr.tid);
+		bs(&b, rdt_type_name(r->hdr.type), 64);
+		done(q, &b);
+	}
 	switch (r->hdr.type) {
 	case RDT_EV_SUBBUF:
 		return 0;

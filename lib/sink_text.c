@@ -330,6 +330,9 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 		puts_w(&l, type ? type : "(null)", 14, 64);
 	}
 	text_fields(&ev->rec, &l);
+	/* out of place in the stream: said, not hidden (issue 38) */
+	if (ev->flags & RDT_EVF_LATE)
+		put(&l, " LATE", 5);
 	*l.p++ = '\n';
 	if (t->buf) {
 		/* room() may have written the buffer out: l.base again */

@@ -127,6 +127,10 @@ struct rdt_event {
  * cumulative count); binary writers skip it because re-reading the
  * original records makes it again. */
 #define RDT_EVF_DERIVED		0x1
+/* Live: handed out after a later event had gone out (its writer stalled
+ * past what the reader waits for): out of place in the stream, counted in
+ * rdt_source_stats.late; every sink marks it. */
+#define RDT_EVF_LATE		0x2
 
 enum rdt_time_base {
 	RDT_TIME_MONOTONIC	= 0,	/* one boot: raw CLOCK_MONOTONIC ns */
