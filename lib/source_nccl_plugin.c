@@ -6,6 +6,8 @@
  * watches DIR for new processes, is each ring's one consumer (flock on the
  * file keeps a second reader out), turns the producers' drop counters into
  * LOST records, and removes a file once its process is gone and drained.
+ * Its horizon is exact for the producers' threads (ring_hold()): the
+ * reader holds back what a writer may still publish before it.
  *
  * DIR is world-writable and the reader usually root, so every ring file is
  * another user's input (issue 31):
@@ -22,8 +24,9 @@
  *    library's claim on a signal its caller may own.  pread() of a
  *    truncated file is a short read: the ring is detached with one line
  *    and counted (rdt_source_stats.detached), every other source goes on.
- *    The price is a system call per ring per pass (the ring's head) and
- *    one per run of records (bench: nccl.plugin.reader_ns_per_event);
+ *    The price is two system calls per ring per pass (its wip_ts, then
+ *    its head: ring_hold() says why two) and one per run of records
+ *    (bench: nccl.plugin.reader_ns_per_event);
  *  - head - tail is bounded by the ring's size, every record is decoded
  *    on a private copy: a ring that lies is detached, a record that lies
  *    is counted corrupt and skipped.
@@ -69,6 +72,10 @@ struct np_proc {
 	uint64_t	*seen_dropped;
 	uint64_t	seen_noring;
 	uint64_t	kept;		/* records handed to the merge */
+	uint32_t	layout;		/* the header's, checked */
+	/* none of its unread records is earlier (ring_hold()), as of the
+	 * last drain */
+	uint64_t	hold;
 	bool		gone;		/* done with: freed at the next fill */
 };
 
@@ -84,6 +91,9 @@ struct np_priv {
 	uint64_t	last_scan;
 	bool		scanned;
 	int		watch;		/* DIR watched (np_stale.h), -1: not */
+	/* this fill's clock, read before any ring's wip_ts (ring_hold()) */
+	uint64_t	t0;
+	bool		stall_said;	/* a writer not waited for: said once */
 	unsigned char	buf[CHUNK * RDT_NP_SLOT];
 };
 
@@ -248,6 +258,7 @@ static const char *check_layout(struct np_proc *pr, const struct rdt_np_shm *h,
 	pr->ring_size = h->ring_size;
 	pr->start_time = h->start_time;
 	pr->pidns = h->pidns;
+	pr->layout = h->layout;
 	if (h->slot_size != RDT_NP_SLOT || !pr->nrings ||
 	    pr->nrings > MAX_RINGS || pr->nslots < 2 ||
 	    (pr->nslots & (pr->nslots - 1)) || pr->hdr_size < sizeof(*h) ||
@@ -463,6 +474,71 @@ static void scan(struct np_priv *p)
 	p->scanned = true;
 }
 
+/* Layout 3's wip_ts of ring @i (0 for older layouts: not kept there). */
+static int ring_wip(const struct np_proc *pr, uint32_t i, uint64_t *wip)
+{
+	int e;
+
+	*wip = 0;
+	if (pr->layout < RDT_NP_LAYOUT_WIP)
+		return 0;
+	e = pread_all(pr->fd, wip, sizeof(*wip), pr->hdr_size +
+		      (uint64_t)i * pr->ring_size +
+		      offsetof(struct rdt_np_ring, wip_ts));
+	/* the head read next is not older than this wip_ts (acquire) */
+	atomic_thread_fence(memory_order_acquire);
+	return e;
+}
+
+/*
+ * What ring @i can still hand over, once read to the head that was read
+ * after @wip (its wip_ts), lowers pr->hold: no unread record of the ring
+ * is earlier than what it contributes (issue 38).
+ *
+ * The writer, per record (nccl-profiler/rings.c): W1 wip_ts = clock
+ * (seq_cst); W2 stamp = clock; W3 fill the slot; W4 head = k + 1
+ * (release); W5 wip_ts = 0 (release).  This reader: R0 t0 = clock, then
+ * a full fence (np_fill()), R1 read wip_ts, acquire, R2 read head.  Take
+ * any record k the reader has not read, so R2 did not see W4 of k:
+ *  - R1 saw W1 of k: wip = W1's clock <= k's stamp.  Held to wip.
+ *  - R1 saw a value older than W1 of k (0 from the record before, or its
+ *    wip): R1 came before W1 of k in wip_ts' order, and with the fences
+ *    on both sides (a store-buffering pair) k's stamp, read after W1 was
+ *    visible, is later than t0, read before R1.  Held to t0.
+ *  - R1 saw W5 of k or anything after it: then R2 (after R1's acquire)
+ *    sees W4 of k or later, and k was read.  Cannot be.
+ * So every unread record's stamp is >= min(t0, wip) (wip 0: t0).  The
+ * order of R1 and R2 is why wip_ts is read on its own, before the head's
+ * line: one pread() of both copies them in no promised order.
+ *
+ * A wip that is older than the stall limit (a writer stopped or killed
+ * between W1 and W5) holds nothing back: the merge goes on, and its
+ * record, when it comes, is late and flagged as such.  Layouts 1 and 2
+ * keep no wip_ts: the reorder window, as before.
+ */
+static void ring_hold(struct np_priv *p, struct np_proc *pr, uint32_t i,
+		      uint64_t wip)
+{
+	struct rdt_src *s = p->s;
+	uint64_t h = p->t0;
+
+	if (pr->layout < RDT_NP_LAYOUT_WIP) {
+		h = rdt_reader_drained_horizon(s->r, p->t0);
+	} else if (wip && wip < h) {
+		if (h - wip <= rdt_reader_stall_limit(s->r)) {
+			h = wip;
+		} else if (!p->stall_said) {
+			p->stall_said = true;
+			rdt_src_add_status(s, "nccl-plugin: pid %u ring %u: a "
+				"record in progress for %llu ms: not waited "
+				"for (it will be late)\n", pr->pid, i,
+				(unsigned long long)((h - wip) / 1000000));
+		}
+	}
+	if (h < pr->hold)
+		pr->hold = h;
+}
+
 /* One ring's records from @tail to @head (at most a ring's worth), in
  * runs of at most CHUNK records per pread.  Returns 0, -EBADMSG (the
  * source stops), or 1 with @why set (the process is given up on). */
@@ -531,11 +607,14 @@ static int drain(struct np_priv *p, struct np_proc *pr)
 	int ret = 0;
 
 	snprintf(where, sizeof(where), "nccl-plugin pid %u", pr->pid);
+	pr->hold = UINT64_MAX;
 	for (uint32_t i = 0; i < pr->nrings && !ret; i++) {
 		uint64_t rh[sizeof(struct rdt_np_ring) / 8];
-		uint64_t head, was = pr->tail[i];
+		uint64_t head, was = pr->tail[i], wip = 0;
 
-		if (pread_all(pr->fd, rh, sizeof(rh), pr->hdr_size +
+		/* wip_ts before head: ring_hold() says why */
+		if (ring_wip(pr, i, &wip) < 0 ||
+		    pread_all(pr->fd, rh, sizeof(rh), pr->hdr_size +
 			      (uint64_t)i * pr->ring_size) < 0) {
 			why = "ring truncated while read";
 			ret = 1;
@@ -559,6 +638,7 @@ static int drain(struct np_priv *p, struct np_proc *pr)
 		ret = drain_ring(p, pr, i, head, where, &why);
 		if (pr->tail[i] != was)
 			write_tail(pr, i);
+		ring_hold(p, pr, i, wip);
 		if (d > pr->seen_dropped[i]) {
 			rdt_src_push_lost(s, RDT_SRC_NCCL_PLUGIN, UINT32_MAX,
 					  d - pr->seen_dropped[i], now, false);
@@ -599,13 +679,31 @@ static bool proc_gone(const struct np_proc *pr)
 	return rdt_np_gone(pr->pid, pr->start_time, pr->pidns);
 }
 
+/* How often a live reader looks for new processes: what it holds back is
+ * no later than its last look (np_fill()), so at most a quarter of the
+ * window behind, never what delays the stream. */
+static uint64_t rescan_ns(const struct np_priv *p)
+{
+	uint64_t w = rdt_reader_window(p->s->r) / 4;
+
+	return w < RESCAN_NS ? w : RESCAN_NS;
+}
+
 static int np_fill(struct rdt_src *s)
 {
 	struct np_priv *p = s->priv;
+	uint64_t hold;
 
-	if (!p->scanned || (s->live && rdt_reader_pass_time(s->r) -
-			    p->last_scan >= RESCAN_NS))
+	/* R0 of ring_hold(): the clock, then a full fence, before any
+	 * ring's wip_ts is read. */
+	p->t0 = rdt_now_mono();
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!p->scanned || (s->live && p->t0 >= p->last_scan &&
+			    p->t0 - p->last_scan >= rescan_ns(p)))
 		scan(p);
+	/* A process whose file the last scan did not find made it after
+	 * that scan began, and stamps its records later still. */
+	hold = p->last_scan < p->t0 ? p->last_scan : p->t0;
 	for (struct np_proc **pp = &p->procs, *pr; (pr = *pp);) {
 		bool gone;
 		int e = 0;
@@ -620,6 +718,10 @@ static int np_fill(struct rdt_src *s)
 				remove_file(pr);
 				pr->gone = true;
 			}
+			/* Gone before its drain, or given up on: it
+			 * hands over nothing more. */
+			if (!gone && !e && pr->hold < hold)
+				hold = pr->hold;
 		}
 		/* Done with (gone, replaced, given up): freed, so that a
 		 * long run's memory follows the live processes, not all
@@ -633,9 +735,8 @@ static int np_fill(struct rdt_src *s)
 	}
 	if (!s->live)
 		s->eof = true;
-	else	/* every ring drained */
-		s->horizon = rdt_reader_drained_horizon(s->r,
-						rdt_reader_pass_time(s->r));
+	else	/* every ring drained, up to what a writer is writing */
+		s->horizon = hold;
 	return 0;
 }
 
@@ -726,6 +827,7 @@ RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
 	p->s = s;
 	s->priv = p;
 	s->ops = &np_ops;
+	s->holds = true;
 	np_tidy(p);
 	rdt_local_file_hdr(&s->fh, NULL);
 	s->meta = rdt_local_meta();

@@ -28,9 +28,13 @@
 
 #define RDT_NP_SHM_MAGIC	"RDTNPRG1"
 /* 2: the header says who made the file (start_time, pidns); the rings
- * are layout 1's, which a reader still takes (RDT_NP_LAYOUT_MIN). */
-#define RDT_NP_LAYOUT		2
+ * are layout 1's, which a reader still takes (RDT_NP_LAYOUT_MIN).
+ * 3: a ring's producer keeps wip_ts (issue 38); in layouts 1 and 2 that
+ * word is padding, zero whatever the producer does, so a reader trusts it
+ * from layout RDT_NP_LAYOUT_WIP on only. */
+#define RDT_NP_LAYOUT		3
 #define RDT_NP_LAYOUT_MIN	1
+#define RDT_NP_LAYOUT_WIP	3
 #define RDT_NP_SLOT		192	/* >= every plugin record */
 #define RDT_NP_PREFIX		"rdmatrace-nccl."
 #define RDT_NP_DIR_DEFAULT	"/dev/shm"
@@ -65,7 +69,18 @@ struct rdt_np_ring {
 	uint64_t	next_id;	/* producer's event counter */
 	uint64_t	tail_seen;	/* producer's copy of tail: read anew
 					 * only when the ring looks full */
-	char		pad1[24];
+	/*
+	 * Layout 3: CLOCK_MONOTONIC ns, taken before the record being written
+	 * is stamped; 0 once it is published, and between records.  The producer
+	 * stores it (seq_cst), then stamps the record, fills it, publishes
+	 * head (release), then stores 0 (release).  A reader that reads it
+	 * (acquire) before head knows every record past that head has a
+	 * stamp >= wip_ts, or later than the reader's clock read before
+	 * wip_ts was read if it was 0 (lib/source_nccl_plugin.c,
+	 * ring_hold(), gives the argument).
+	 */
+	_Atomic uint64_t wip_ts;
+	char		pad1[16];
 	/* consumer's line */
 	_Atomic uint64_t tail;		/* records consumed */
 	char		pad2[56];

@@ -159,6 +159,17 @@ static inline void *fill(struct rdt_np_ring *r, unsigned int type,
 		return NULL;
 	}
 	h = (struct rdt_hdr *)((char *)(r + 1) + (head & np_mask) * RDT_NP_SLOT);
+	/*
+	 * The live reader's horizon (issue 38): the record is announced
+	 * before it is stamped, so that a reader that finds the ring drained
+	 * and wip_ts 0 knows this record's stamp will be later than its own
+	 * clock read, and one that finds wip_ts set holds its output back to
+	 * it.  seq_cst: the store must be visible before the clock is read
+	 * for the stamp (a store-load order, which release does not give).
+	 * It costs a second clock read and a locked store per record (bench:
+	 * nccl.plugin.event_pair_ns).
+	 */
+	atomic_store_explicit(&r->wip_ts, now_mono(), memory_order_seq_cst);
 	memset(h, 0, size);
 	h->magic = RDT_REC_MAGIC;
 	h->version = RDT_ABI_MAJOR;
@@ -207,6 +218,8 @@ void np_commit(void)
 {
 	atomic_store_explicit(&tls.ring->head, tls.head + 1,
 			      memory_order_release);
+	/* After head: a reader that sees 0 here (acquire) sees this head. */
+	atomic_store_explicit(&tls.ring->wip_ts, 0, memory_order_release);
 }
 
 void np_count_skip(void)
