@@ -34,6 +34,14 @@
  * communicator and makes another.  --no-fini: exit() with the
  * communicators live, no finalize, as many jobs end.
  *
+ * --stall-ms N (v5, issue 38): after the threads above, one thread writes
+ * a Group event every millisecond while another is stopped for N ms
+ * between the stamp of its one Group event and its publish (inside the
+ * plugin: see sched_getcpu() below), as a preempted NCCL thread is; then
+ * the writer goes on for 200 ms more.  Prints "stalled N ms tid T stamp
+ * S chatter C" (T: the stopped thread, S: its event's stamp ns as the
+ * plugin took it, within the clock reads around; C: the other's events).
+ *
  * --truncate-ring: a hostile process (issue 31): once a reader has
  * attached and taken every record, the process truncates its own ring file
  * under the reader, prints "truncated N" (N: records it made), waits a
@@ -63,6 +71,9 @@
 #include "../../nccl-profiler/np_ring.h"
 
 static ncclProfiler_v5_t *p5;
+/* --stall-ms: set on the thread to stop, cleared when it stopped */
+static __thread int stall_me;
+static atomic_int stall_over;
 static ncclProfiler_v4_t *p4;
 static ncclProfiler_v3_t *p3;
 static ncclProfiler_v2_t *p2;
@@ -71,7 +82,7 @@ static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
 static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
 	   do_fork, crash, truncate_ring;
 static const char *stop_at;
-static int reinit, no_fini;
+static int reinit, no_fini, stall_ms;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -380,6 +391,92 @@ static const char *const protos[] = { "Simple", "LL", "LL128" };
 /* v1..v3: the names NCCL 2.23..2.26 give (v1: as enum values) */
 static const char *const algos_old[] = { "RING", "TREE", "COLLNET_DIRECT" };
 static const char *const protos_old[] = { "SIMPLE", "LL", "LL128" };
+
+/*
+ * --stall-ms.  The plugin's emit path (nccl-profiler/rings.c fill()) asks
+ * for the CPU after it stamped a record and before the caller publishes
+ * it; this definition, exported from the executable (Makefile), is the
+ * one the plugin binds to, so the thread marked stall_me stops right
+ * there, where a preempted writer would.  Any other call is glibc's.
+ */
+int sched_getcpu(void)
+{
+	unsigned int cpu = 0;
+
+	if (stall_me) {
+		stall_me = 0;
+		usleep((useconds_t)stall_ms * 1000);
+	}
+	if (syscall(SYS_getcpu, &cpu, NULL, NULL) < 0)
+		return -1;
+	return (int)cpu;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void *chatter_thread(void *arg)
+{
+	struct comm *c = arg;
+	uint64_t n = 0, until = 0;
+
+	for (;;) {
+		ncclProfilerEventDescr_v5_t d;
+		void *h = NULL;
+
+		if (!until && atomic_load(&stall_over))
+			until = mono_ns() + 200 * 1000000ull;
+		if (until && mono_ns() >= until)
+			break;
+		memset(&d, 0, sizeof(d));
+		d.type = ncclProfileGroup;
+		if (p5->startEvent(c->ctx, &h, &d) != ncclSuccess || !h ||
+		    p5->stopEvent(h) != ncclSuccess)
+			die("chatter: startEvent");
+		n += 2;
+		usleep(1000);
+	}
+	return (void *)(uintptr_t)n;
+}
+
+static void stall_run(struct comm *c)
+{
+	ncclProfilerEventDescr_v5_t d;
+	pthread_t th;
+	uint64_t t0, t1;
+	void *h = NULL, *n;
+
+	atomic_store(&stall_over, 0);
+	if (pthread_create(&th, NULL, chatter_thread, c))
+		die("pthread_create");
+	usleep(50 * 1000);	/* the other writer is going */
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileGroup;
+	stall_me = 1;
+	t0 = mono_ns();
+	if (p5->startEvent(c->ctx, &h, &d) != ncclSuccess || !h)
+		die("stall: startEvent");
+	t1 = mono_ns();
+	if (stall_me)
+		die("stall: the plugin did not call sched_getcpu() between "
+		    "its stamp and its publish; this test needs another way "
+		    "to stop it there");
+	if (p5->stopEvent(h) != ncclSuccess)
+		die("stall: stopEvent");
+	atomic_store(&stall_over, 1);
+	pthread_join(th, &n);
+	/* The stamp was taken before the stop: t0 <= stamp < t1 - stall. */
+	printf("stalled %d ms tid %ld stamp %llu..%llu chatter %llu\n",
+	       stall_ms, (long)syscall(SYS_gettid), (unsigned long long)t0,
+	       (unsigned long long)(t1 - (uint64_t)stall_ms * 1000000ull),
+	       (unsigned long long)(uintptr_t)n);
+	fflush(stdout);
+}
 
 static void *app_thread(void *arg)
 {
@@ -861,6 +958,7 @@ int main(int argc, char **argv)
 		{ "reinit", no_argument, NULL, 'r' },
 		{ "no-fini", no_argument, NULL, 'N' },
 		{ "truncate-ring", no_argument, NULL, 'T' },
+		{ "stall-ms", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth_path = NULL;
@@ -885,15 +983,18 @@ int main(int argc, char **argv)
 		case 'r': reinit = 1; break;
 		case 'N': no_fini = 1; break;
 		case 'T': truncate_ring = 1; break;
+		case 'S': stall_ms = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	if (ncomms < 1 || ncomms > 62 || iters < 1 || iters > 1024 ||
 	    abi < 1 || abi > 5 || (reinit && (abi != 5 || no_fini)) ||
 	    (stop_at && strcmp(stop_at, "events") && strcmp(stop_at, "fini") &&
-	     strcmp(stop_at, "exit")))
+	     strcmp(stop_at, "exit")) || stall_ms < 0 || stall_ms > 60000 ||
+	    (stall_ms && abi != 5))
 		die("--comms 1..62, --iters 1..1024, --abi 1..5, --reinit with "
-		    "v5 and a finalize, --stop-at events|fini|exit");
+		    "v5 and a finalize, --stop-at events|fini|exit, --stall-ms "
+		    "0..60000 with v5");
 	truth = truth_path ? fopen(truth_path, "w") : fopen("/dev/null", "w");
 	if (!truth)
 		die("%s: %s", truth_path, strerror(errno));
@@ -972,6 +1073,8 @@ int main(int argc, char **argv)
 		free(cs[i].buf);
 		free(pas[i].buf);
 	}
+	if (stall_ms)
+		stall_run(&cs[0]);
 	if (truncate_ring) {
 		fflush(truth);
 		truncate_own_ring();
