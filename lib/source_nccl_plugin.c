@@ -692,18 +692,26 @@ static uint64_t rescan_ns(const struct np_priv *p)
 static int np_fill(struct rdt_src *s)
 {
 	struct np_priv *p = s->priv;
-	uint64_t hold;
+	uint64_t hold, now;
 
-	/* R0 of ring_hold(): the clock, then a full fence, before any
-	 * ring's wip_ts is read. */
-	p->t0 = rdt_now_mono();
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!p->scanned || (s->live && p->t0 >= p->last_scan &&
-			    p->t0 - p->last_scan >= rescan_ns(p)))
+	/* The pass's clock (maybe a reading some passes old) is enough to
+	 * tell when to look again. */
+	now = rdt_reader_pass_time(s->r);
+	if (!p->scanned || (s->live && now >= p->last_scan &&
+			    now - p->last_scan >= rescan_ns(p)))
 		scan(p);
 	/* A process whose file the last scan did not find made it after
 	 * that scan began, and stamps its records later still. */
-	hold = p->last_scan < p->t0 ? p->last_scan : p->t0;
+	hold = p->last_scan;
+	/* R0 of ring_hold(): the clock, then a full fence, before any
+	 * ring's wip_ts is read; not needed while there is no ring (a clock
+	 * read per pass is a cost while the reader follows a backlog). */
+	if (p->procs) {
+		p->t0 = rdt_now_mono();
+		atomic_thread_fence(memory_order_seq_cst);
+		if (p->t0 < hold)
+			hold = p->t0;
+	}
 	for (struct np_proc **pp = &p->procs, *pr; (pr = *pp);) {
 		bool gone;
 		int e = 0;
