@@ -22,7 +22,8 @@
 
 #include "np_loc.h"
 
-#define HOLD_NS		(50 * 1000000ull)	/* ordering window */
+/* A record in progress (wip_ts) is waited for this long at most. */
+#define STALL_NS	(1000 * 1000000ull)
 #define PERIOD_NS	(10 * 1000000ull)	/* drain period */
 #define PENDING_MAX	(1u << 16)		/* records held at most */
 
@@ -43,6 +44,8 @@ static struct {
 	uint64_t	seq;
 	uint64_t	*seen_dropped;	/* per ring, already written as LOST */
 	uint64_t	seen_noring;
+	/* after a drain: no record still to come is earlier */
+	uint64_t	hold;
 	bool		failed;
 } fw = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -154,15 +157,41 @@ static void add_lost(uint64_t count, uint64_t ts)
 	p->seq = fw.seq++;
 }
 
+/* What ring @r, read to @tail of @head after its wip_ts was @wip, can
+ * still hand over lowers fw.hold: the live reader's argument
+ * (lib/source_nccl_plugin.c, ring_hold()), in process. */
+static void ring_hold(struct rdt_np_shm *s, struct rdt_np_ring *r,
+		      uint64_t now, uint64_t wip, uint64_t tail, uint64_t head)
+{
+	uint64_t h = now;
+
+	if (wip && wip < h && h - wip <= STALL_NS)
+		h = wip;
+	/* stopped short of head (the pending buffer is full): what is
+	 * left starts at that record's stamp */
+	if (tail != head) {
+		uint64_t ts = ((const struct rdt_hdr *)rdt_np_slot(s, r, tail))->ts_ns;
+
+		if (ts < h)
+			h = ts;
+	}
+	if (h < fw.hold)
+		fw.hold = h;
+}
+
 /* Move what the rings hold into the pending buffer. */
 static void drain(void)
 {
 	struct rdt_np_shm *s = np.shm;
 	uint64_t now = mono(), d;
 
+	/* the clock before any wip_ts is read (ring_hold()) */
+	atomic_thread_fence(memory_order_seq_cst);
+	fw.hold = now;
 	for (uint32_t i = 0; s && i < s->nrings; i++) {
 		struct rdt_np_ring *r = rdt_np_ring_at(s, i);
 		uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+		uint64_t wip = atomic_load_explicit(&r->wip_ts, memory_order_acquire);
 		uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 
 		for (; tail != head && fw.npend < PENDING_MAX - 2; tail++) {
@@ -173,6 +202,7 @@ static void drain(void)
 			p->ts = h->ts_ns;
 			p->seq = fw.seq++;
 		}
+		ring_hold(s, r, now, wip, tail, head);
 		atomic_store_explicit(&r->tail, tail, memory_order_release);
 		d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
 		if (d > fw.seen_dropped[i]) {
@@ -219,10 +249,12 @@ static void *writer(void *arg)
 			break;
 		}
 		drain();
-		write_upto(mono() - HOLD_NS);
+		/* In order: nothing a thread is still writing is earlier
+		 * (issue 38; a fixed 50 ms window before). */
+		write_upto(fw.hold);
 		/* Whole records in the file at every period: a job killed
 		 * (a hang's usual end, and the trace then matters most) leaves
-		 * a file that decodes, missing only the last HOLD_NS. */
+		 * a file that decodes, missing only the last period. */
 		if (fflush(fw.f))
 			fw.failed = true;
 		pthread_mutex_unlock(&fw.lock);
