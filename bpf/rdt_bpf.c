@@ -328,6 +328,40 @@ uint64_t rdt_bpf_dropped(struct rdt_bpf *b)
 	return sum;
 }
 
+/* A hash map's keys can restart under deletes: a bound, not a loop for
+ * ever (the map holds 16384 at most). */
+#define INFLIGHT_MAX_STEPS 32768
+
+uint64_t rdt_bpf_inflight_min(struct rdt_bpf *b)
+{
+	uint64_t min = UINT64_MAX;
+	__u32 key = 0, next;
+	unsigned char v[256];
+	const struct bpf_map *m;
+	int fd;
+
+	if (!b->nccl)
+		return min;
+	m = b->nccl->maps.calls;
+	fd = bpf_map__fd(m);
+	/* struct call (nccl.bpf.c) starts with its __u64 ts */
+	if (fd < 0 || bpf_map__value_size(m) > sizeof(v) ||
+	    bpf_map__value_size(m) < sizeof(uint64_t))
+		return min;
+	for (int i = 0; i < INFLIGHT_MAX_STEPS &&
+	     !bpf_map_get_next_key(fd, i ? &key : NULL, &next); i++) {
+		uint64_t ts;
+
+		if (!bpf_map_lookup_elem(fd, &next, v)) {
+			memcpy(&ts, v, sizeof(ts));
+			if (ts < min)
+				min = ts;
+		}
+		key = next;
+	}
+	return min;
+}
+
 const char *rdt_bpf_status(struct rdt_bpf *b)
 {
 	return b->status;

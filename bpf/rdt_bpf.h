@@ -60,6 +60,15 @@ int rdt_bpf_consume(struct rdt_bpf *b, int (*cb)(void *ctx, const void *rec, siz
 uint64_t rdt_bpf_dropped(struct rdt_bpf *b);
 
 /*
+ * The earliest entry stamp of the NCCL calls in flight (uprobe taken, not
+ * yet returned), UINT64_MAX if none: their records carry that stamp and
+ * are written at the return.  Read it before rdt_bpf_consume(): a call
+ * that returns in between has its record in the buffer before its entry
+ * leaves the map.
+ */
+uint64_t rdt_bpf_inflight_min(struct rdt_bpf *b);
+
+/*
  * One line per source, '\n'-terminated: "nccl: attached ..." or why not,
  * e.g. "nccl: libnccl.so.2 not found", "rxe: rdma_rxe not loaded".
  * Owned by b.

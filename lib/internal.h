@@ -152,6 +152,8 @@ uint64_t rdt_reader_stall_limit(const struct rdt_reader *r);
 
 int rdt_src_file_open(struct rdt_src *s, const char *path);
 int rdt_src_relay_open(struct rdt_src *s, const char *dir);
+/* BPF: the earliest stamp of records still being written (custom_fill()) */
+void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx));
 int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 			void *ctx);
 

@@ -31,6 +31,11 @@ static uint64_t bpf_dropped(void *ctx)
 	return rdt_bpf_dropped(ctx);
 }
 
+static uint64_t bpf_inflight(void *ctx)
+{
+	return rdt_bpf_inflight_min(ctx);
+}
+
 static void bpf_close(void *ctx)
 {
 	rdt_bpf_close(ctx);
@@ -87,6 +92,7 @@ RDT_EXPORT int rdt_reader_add_bpf(struct rdt_reader *r, const void *opts)
 
 		s->kind = RDT_SOURCE_BPF;
 		s->st.kind = RDT_SOURCE_BPF;
+		rdt_src_custom_inflight(s, bpf_inflight);
 		s->status = st ? strdup(st) : NULL;
 		nccl_pid_meta(s, opts);
 	}

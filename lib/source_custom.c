@@ -18,6 +18,9 @@ struct custom_priv {
 	 * open addressing, 0 = free slot. */
 	uint64_t *tids;
 	size_t ntids, cap;
+	/* BPF: the earliest stamp of records still being written (NCCL
+	 * calls in flight), UINT64_MAX: none; NULL: not known */
+	uint64_t (*inflight)(void *ctx);
 };
 
 static bool tid_seen(struct custom_priv *p, uint64_t key)
@@ -113,9 +116,30 @@ static void check_dropped(struct rdt_src *s, struct custom_priv *p)
 	p->dropped = d;
 }
 
+/*
+ * A drained ring buffer's horizon: the reorder window (a program stamps a
+ * record a few microseconds before it reserves and commits it), and, for
+ * a source that knows them (->inflight), the records whose stamp was
+ * taken long before they are written: BPF's NCCL calls, stamped at entry
+ * and written at return (issue 38).  Such a call is waited for up to the
+ * stall limit; one longer than that (a communicator's init) comes out
+ * late, flagged.
+ */
+static uint64_t custom_horizon(struct rdt_src *s, uint64_t infl)
+{
+	uint64_t now = rdt_reader_pass_time(s->r);
+	uint64_t h = rdt_reader_drained_horizon(s->r, now);
+
+	if (infl < h && now - infl <= rdt_reader_stall_limit(s->r))
+		h = infl;
+	return h;
+}
+
 static int custom_fill(struct rdt_src *s)
 {
 	struct custom_priv *p = s->priv;
+	/* before the consume: rdt_bpf_inflight_min() says why */
+	uint64_t infl = p->inflight && s->live ? p->inflight(p->ctx) : UINT64_MAX;
 	int ret = p->ops.consume(p->ctx, push_cb, p);
 
 	if (p->err)
@@ -126,8 +150,7 @@ static int custom_fill(struct rdt_src *s)
 	if (!s->live)
 		s->eof = true;
 	else	/* consume() delivers every available record */
-		s->horizon = rdt_reader_drained_horizon(s->r,
-						rdt_reader_pass_time(s->r));
+		s->horizon = custom_horizon(s, infl);
 	return 0;
 }
 
@@ -168,6 +191,14 @@ static const struct rdt_src_ops custom_ops = {
 	.finish = custom_finish,
 	.close = custom_close,
 };
+
+void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx))
+{
+	struct custom_priv *p = s->priv;
+
+	p->inflight = fn;
+	s->holds = fn != NULL;
+}
 
 int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 			void *ctx)
