@@ -8,7 +8,7 @@
 #   RDT_STRESS_KERNEL=debug     test-bed kernel for the guest tests
 #   RDT_STRESS_ONLY="unload churn"   a subset of the guest tests
 #                               (enable-race: tests/kmod/enable-race.test)
-#   RDT_RACE_KERNELS="debian-6.1 debian-6.12"   kernels of enable-race
+#   RDT_RACE_KERNELS="debian-6.1 debian-6.12 debian-6.12-rt"   kernels of enable-race
 #   RDT_FUZZ_RUNS=10000000      libFuzzer executions on the decoder, and as
 #                               many on the NCCL plugin's ring-file reader
 #   RDT_STRESS_HOST=0           skip hostile input and libFuzzer (~17 min),
@@ -135,7 +135,7 @@ done
 # Tracing switched on and off, and the module in and out, under traffic
 # (issue 40): on the Debian kernels, each in its own guest, with a host core
 # kept busy (tests/kmod/enable-race.test).  RDT_RACE_KERNELS to change them.
-RACE_KERNELS=${RDT_RACE_KERNELS:-debian-6.1 debian-6.12}
+RACE_KERNELS=${RDT_RACE_KERNELS:-debian-6.1 debian-6.12 debian-6.12-rt}
 RACE_CYCLES=$([ "$RDT_STRESS" = 1 ] && echo 10000 || echo $((200 * ${RDT_STRESS_SCALE:-1})))
 for k in $RACE_KERNELS; do
 	t=enable-race.$k
