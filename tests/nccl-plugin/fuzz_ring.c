@@ -118,8 +118,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	/* tmpfs, where ring files live (and file churn is cheap) */
-	snprintf(dir, sizeof(dir), "/dev/shm/rdt-fuzzring.XXXXXX");
+	/* RDT_FUZZ_DIR (a test's own directory, removed even after a
+	 * crash), else tmpfs, where ring files live and churn is cheap */
+	const char *base = getenv("RDT_FUZZ_DIR");
+
+	snprintf(dir, sizeof(dir), "%.40s/rdt-fuzzring.XXXXXX",
+		 base && *base ? base : "/dev/shm");
 	if (!mkdtemp(dir)) {
 		snprintf(dir, sizeof(dir), "/tmp/rdt-fuzzring.XXXXXX");
 		if (!mkdtemp(dir))
