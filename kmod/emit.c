@@ -139,8 +139,13 @@ static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 		return 0;
 	}
 
+	/*
+	 * Stamped as the record whose reservation switched (its stream
+	 * stays in order: the header comes before that record); the first
+	 * sub-buffer of a channel, at relay_open(), has none.
+	 */
 	rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
-		     ktime_get_ns(), buf->cpu, 0, 0);
+		     c->ts ?: ktime_get_ns(), buf->cpu, 0, 0);
 	ev->lost_total = c->dropped;
 	ev->seq = buf->subbufs_produced;
 	/* A reader that lost the previous sub-buffer still learns comm. */
@@ -279,6 +284,8 @@ rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
 	u32 cpu = smp_processor_id();
 	struct rdt_hdr *h;
 
+	/* For the RDT_EV_SUBBUF header, if this reservation switches. */
+	c->ts = ts;
 	if (task && c->last_tid != tid) {
 		struct rdt_ev_comm *comm = rdt_slot_get(t, s, sizeof(*comm));
 
@@ -331,7 +338,7 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
  * the channel is closed (debugfs.c).  The data path's wrappers need no
  * SRCU section of their own for it.
  */
-void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts)
+void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 {
 	struct rdt_hdr *h;
 
@@ -342,15 +349,19 @@ void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts)
 		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
 	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
 		return NULL;
-	if (unlikely(!ts))
-		ts = ktime_get_ns();
 	s->dev = dev;
-	s->ts = ts;
 	local_irq_save(s->flags);
 	s->t = rcu_dereference_sched(rdt_cur_trace);
 	if (unlikely(!s->t))
 		goto none;
-	h = rdt_slot_open(s->t, s, type, size, dev, ts, s->task, s->pid,
+	/*
+	 * Stamped here, on the CPU whose buffer takes the record and with
+	 * interrupts off until it is published: no other record of this
+	 * CPU's stream can come between the stamp and the slot, so the
+	 * stream is in time order (the reader merges the CPUs on it).
+	 */
+	s->ts = ktime_get_ns();
+	h = rdt_slot_open(s->t, s, type, size, dev, s->ts, s->task, s->pid,
 			  s->tid);
 	if (h)
 		return h;
@@ -378,17 +389,29 @@ void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size)
 	return h;
 }
 
-/* The control path: a record built on the stack, copied. */
-void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts)
+/*
+ * The control path: a record built on the stack, copied.  A verb's record
+ * (dur_off, the offset of its dur_ns; 0 for none) is written after its
+ * driver returned, possibly on another CPU than the one it entered on:
+ * stamped now like every record, with the time since start in dur_ns.
+ */
+void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
+	      u16 dur_off)
 {
 	struct rdt_slot s;
 	struct rdt_hdr *h;
+	u64 dur;
 
 	if (!READ_ONCE(rdt_enabled))
 		return;
-	h = rdt_reserve(&s, type, size, dev, ts);
+	h = rdt_reserve(&s, type, size, dev);
 	if (!h)
 		return;
 	memcpy(h + 1, (struct rdt_hdr *)rec + 1, size - sizeof(*h));
+	if (dur_off) {
+		/* Another CPU's clock may read a little behind this one's. */
+		dur = s.ts > start ? s.ts - start : 0;
+		memcpy((u8 *)h + dur_off, &dur, sizeof(dur));
+	}
 	rdt_commit(&s);
 }

@@ -61,6 +61,7 @@ bool rdt_filter_pass(const struct rdt_filter *f, u16 type, u32 dev, u32 pid,
 
 struct rdt_cpu {
 	u64	dropped;	/* events refused because the buffer was full */
+	u64	ts;		/* stamp of the record being reserved */
 	u32	last_tid;	/* task whose COMM this sub-buffer carries */
 	u32	pad;
 };
@@ -98,7 +99,20 @@ static inline bool rdt_want(u16 type)
 	       (READ_ONCE(rdt_cur_filter.evmask) & RDT_EVMASK(type));
 }
 
-void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 ts);
+void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
+	      u16 dur_off);
+
+/*
+ * A verb's record, written after its driver returned: stamped then, with
+ * the time since start (the verb's entry) in its dur_ns.
+ */
+#define rdt_emit_verb(ev, type, dev, start)				\
+	do {								\
+		typeof(ev) __ev = (ev);					\
+									\
+		rdt_emit(__ev, type, sizeof(*__ev), dev, start,		\
+			 offsetof(typeof(*__ev), dur_ns));		\
+	} while (0)
 
 /*
  * A record reserved in place: rdt_reserve(), rdt_reserve_next() for each
@@ -116,15 +130,15 @@ struct rdt_slot {
 	bool			task;
 };
 
-void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev, u64 ts);
+void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev);
 void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size);
 
 /* The first record of a call, or the next one while a slot is open. */
 static inline void *rdt_reserve_more(struct rdt_slot *s, bool open, u16 type,
-				     u16 size, u32 dev, u64 ts)
+				     u16 size, u32 dev)
 {
 	return open ? rdt_reserve_next(s, type, size) :
-		      rdt_reserve(s, type, size, dev, ts);
+		      rdt_reserve(s, type, size, dev);
 }
 
 static inline void rdt_slot_publish(struct rdt_slot *s)
@@ -208,6 +222,7 @@ void rdt_dev_free_all(void);
 
 struct rdt_parked {
 	const void	*obj;		/* the ib_cq or ib_pd; NULL: free */
+	u64		start;		/* the wrapper's entry */
 	u32		dev;
 	u16		type;		/* RDT_EV_CQ_CREATE or RDT_EV_PD_ALLOC */
 	union {
@@ -216,14 +231,14 @@ struct rdt_parked {
 	} ev;
 };
 
-bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
-		       size_t size);
+bool rdt_restrack_park(const void *obj, u16 type, u32 dev, u64 start,
+		       const void *ev, size_t size);
 bool rdt_restrack_take(const void *obj, u32 dev, struct rdt_parked *p);
 void rdt_restrack_init(void);
 void rdt_restrack_exit(void);
-void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
+void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 entry,
 			     struct rdt_ev_cq *ev);
-void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 ts,
+void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 entry,
 			       struct rdt_ev_pd *ev);
 void rdt_restrack_flush(const void *obj, u32 id);
 void rdt_restrack_forget(u32 dev);

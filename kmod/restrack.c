@@ -6,8 +6,8 @@
  * alloc_pd has returned, so the wrappers see 0.  A successful create is
  * parked here instead of emitted, and a kretprobe on rdma_restrack_add()
  * emits it once the id is given, with the wrapper's fields.  It is stamped
- * then, not at the wrapper's entry: a CPU's relay stream stays in time
- * order (the reader relies on it), and the task may have moved CPUs.
+ * then, like every record (in its reservation: a CPU's relay stream stays
+ * in time order), its dur_ns counted from the wrapper's entry.
  * Every core path (uverbs, ib_alloc_cq, ib_alloc_pd, ib_create_cq) calls
  * rdma_restrack_add() after a successful create, or destroys the object
  * through the wrapped destroy, which emits what is still parked: no
@@ -29,15 +29,15 @@ static DEFINE_SPINLOCK(rdt_parked_lock);
 static bool rdt_restrack_on;
 
 /* A creation record, to the relay and to its tracepoint. */
-static void rdt_created_emit(u16 type, u32 dev, u64 ts, void *ev)
+static void rdt_created_emit(u16 type, u32 dev, u64 entry, void *ev)
 {
 	if (type == RDT_EV_CQ_CREATE) {
 		if (rdt_want(type))
-			rdt_emit(ev, type, sizeof(struct rdt_ev_cq), dev, ts);
+			rdt_emit_verb((struct rdt_ev_cq *)ev, type, dev, entry);
 		rdt_tp_fire(cq_create, dev, ev);
 	} else {
 		if (rdt_want(type))
-			rdt_emit(ev, type, sizeof(struct rdt_ev_pd), dev, ts);
+			rdt_emit_verb((struct rdt_ev_pd *)ev, type, dev, entry);
 		rdt_tp_fire(pd_alloc, dev, ev);
 	}
 }
@@ -48,7 +48,7 @@ static void rdt_parked_emit(struct rdt_parked *p, u32 id)
 		p->ev.cq.cq_id = id;
 	else
 		p->ev.pd.pd_id = id;
-	rdt_created_emit(p->type, p->dev, ktime_get_ns(), &p->ev);
+	rdt_created_emit(p->type, p->dev, p->start, &p->ev);
 }
 
 /*
@@ -79,8 +79,8 @@ bool rdt_restrack_take(const void *obj, u32 dev, struct rdt_parked *p)
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_restrack_take);
 
-bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
-		       size_t size)
+bool rdt_restrack_park(const void *obj, u16 type, u32 dev, u64 start,
+		       const void *ev, size_t size)
 {
 	unsigned long flags;
 	bool parked = false;
@@ -95,6 +95,7 @@ bool rdt_restrack_park(const void *obj, u16 type, u32 dev, const void *ev,
 		if (p->obj)
 			continue;
 		p->obj = obj;
+		p->start = start;
 		p->dev = dev;
 		p->type = type;
 		memcpy(&p->ev, ev, size);
@@ -111,18 +112,20 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_restrack_park);
  * A successful create_cq or alloc_pd: emitted once restrack gives the
  * object its id, or now (at ts, id 0) if it cannot be parked.
  */
-void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 ts,
+void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 entry,
 			     struct rdt_ev_cq *ev)
 {
-	if (!rdt_restrack_park(cq, RDT_EV_CQ_CREATE, dev, ev, sizeof(*ev)))
-		rdt_created_emit(RDT_EV_CQ_CREATE, dev, ts, ev);
+	if (!rdt_restrack_park(cq, RDT_EV_CQ_CREATE, dev, entry, ev,
+			       sizeof(*ev)))
+		rdt_created_emit(RDT_EV_CQ_CREATE, dev, entry, ev);
 }
 
-void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 ts,
+void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 entry,
 			       struct rdt_ev_pd *ev)
 {
-	if (!rdt_restrack_park(pd, RDT_EV_PD_ALLOC, dev, ev, sizeof(*ev)))
-		rdt_created_emit(RDT_EV_PD_ALLOC, dev, ts, ev);
+	if (!rdt_restrack_park(pd, RDT_EV_PD_ALLOC, dev, entry, ev,
+			       sizeof(*ev)))
+		rdt_created_emit(RDT_EV_PD_ALLOC, dev, entry, ev);
 }
 
 /*

@@ -129,7 +129,7 @@ static bool rdt_uobj(const void *uobject)
  */
 /* One record per WR, in one slot section; returns the number of WRs. */
 static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-			     const struct ib_send_wr *wr, bool user, u64 ts)
+			     const struct ib_send_wr *wr, bool user)
 {
 	struct rdt_ev_post_send *ev;
 	struct rdt_slot s;
@@ -138,7 +138,7 @@ static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 
 	for (; wr; wr = wr->next, n++) {
 		ev = rdt_reserve_more(&s, open, RDT_EV_POST_SEND, sizeof(*ev),
-				      rd->index, ts);
+				      rd->index);
 		open = ev;
 		if (!ev)
 			continue;	/* every refused WR is a counted drop */
@@ -152,8 +152,7 @@ static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 }
 
 static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
-			     bool srq, const struct ib_recv_wr *wr, bool user,
-			     u64 ts)
+			     bool srq, const struct ib_recv_wr *wr, bool user)
 {
 	struct rdt_ev_post_recv *ev;
 	struct rdt_slot s;
@@ -162,7 +161,7 @@ static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 
 	for (; wr; wr = wr->next, n++) {
 		ev = rdt_reserve_more(&s, open, RDT_EV_POST_RECV, sizeof(*ev),
-				      rd->index, ts);
+				      rd->index);
 		open = ev;
 		if (!ev)
 			continue;
@@ -225,8 +224,7 @@ static noinline void rdt_rec_post_fail(struct rdt_dev *rd, u16 type, u32 qpn,
 
 	if (!rdt_want(RDT_EV_POST_FAIL))
 		return;
-	ev = rdt_reserve(&s, RDT_EV_POST_FAIL, sizeof(*ev), rd->index,
-			 ktime_get_ns());
+	ev = rdt_reserve(&s, RDT_EV_POST_FAIL, sizeof(*ev), rd->index);
 	if (!ev)
 		return;
 	ev->qpn = qpn;
@@ -289,18 +287,19 @@ static u32 rdt_recv_tail(const struct ib_recv_wr *bad, u32 max)
 }
 
 static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
-				 int ret, u64 ts)
+				 int ret, u64 start)
 {
 	struct rdt_ev_post_send_db *ev;
 	struct rdt_slot s;
 
 	if (!rdt_want(RDT_EV_POST_SEND_DB))
 		return;
-	ev = rdt_reserve(&s, RDT_EV_POST_SEND_DB, sizeof(*ev), rd->index, ts);
+	ev = rdt_reserve(&s, RDT_EV_POST_SEND_DB, sizeof(*ev), rd->index);
 	if (!ev)
 		return;
 	ev->qpn = qp->qp_num;
 	ev->ret = ret;
+	ev->dur_ns = s.ts > start ? s.ts - start : 0;
 	rdt_commit(&s);
 }
 
@@ -317,14 +316,15 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
 	bool relay = READ_ONCE(rdt_enabled);
 	bool user = rdt_uobj(qp->uobject);
-	u64 ts = relay ? ktime_get_ns() : 0;
+	/* A doorbell's record is written after the driver: its entry. */
+	u64 entry = relay && !wr ? ktime_get_ns() : 0;
 	u32 n;
 	int ret;
 
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_SEND))
-		n = rdt_rec_post_send(rd, qp, wr, user, ts);
+		n = rdt_rec_post_send(rd, qp, wr, user);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_send))
@@ -336,7 +336,7 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 	if (!relay)
 		return ret;
 	if (!wr)
-		rdt_rec_post_send_db(rd, qp, ret, ts);
+		rdt_rec_post_send_db(rd, qp, ret, entry);
 	else if (unlikely(ret))
 		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false,
 				  n, rdt_send_tail(rdt_bad_send(b), n),
@@ -355,14 +355,13 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	bool relay = READ_ONCE(rdt_enabled);
 	u32 srq_id = srq ? srq->res.id : 0;
 	u32 qpn = srq ? 0 : qp->qp_num;
-	u64 ts = relay ? ktime_get_ns() : 0;
 	u32 n;
 	int ret;
 
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_RECV))
-		n = rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user, ts);
+		n = rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
 	else
 		n = rdt_recv_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_recv))
@@ -385,8 +384,7 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
  * one reservation less on the path that runs per completion batch.
  */
 static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
-				       int n, const struct ib_wc *wc, int ret,
-				       u64 ts)
+				       int n, const struct ib_wc *wc, int ret)
 {
 	bool sum_want = rdt_want(RDT_EV_POLL_CQ);
 	struct rdt_ev_poll_cq *sum;
@@ -403,7 +401,7 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 			struct rdt_ev_poll_cq_wc *ev;
 
 			ev = rdt_reserve_more(&s, open, RDT_EV_POLL_CQ_WC,
-					      sizeof(*ev), rd->index, ts);
+					      sizeof(*ev), rd->index);
 			open = ev;
 			if (!ev)
 				continue;
@@ -416,7 +414,7 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	}
 	if (sum_want) {
 		sum = rdt_reserve_more(&s, open, RDT_EV_POLL_CQ, sizeof(*sum),
-				       rd->index, ts);
+				       rd->index);
 		open = sum;
 		if (sum) {
 			sum->cq_id = cq_id;
@@ -431,20 +429,21 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 
 static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 					     struct ib_cq *cq, u32 flags,
-					     int ret, u64 ts)
+					     int ret, u64 start)
 {
 	struct rdt_ev_req_notify_cq *ev;
 	struct rdt_slot s;
 
 	if (!rdt_want(RDT_EV_REQ_NOTIFY_CQ))
 		return;
-	ev = rdt_reserve(&s, RDT_EV_REQ_NOTIFY_CQ, sizeof(*ev), rd->index, ts);
+	ev = rdt_reserve(&s, RDT_EV_REQ_NOTIFY_CQ, sizeof(*ev), rd->index);
 	if (!ev)
 		return;
 	ev->cq_id = cq->res.id;
 	ev->flags = flags;
 	ev->ret = ret;
 	ev->pad = 0;
+	ev->dur_ns = s.ts > start ? s.ts - start : 0;
 	rdt_commit(&s);
 }
 
@@ -576,7 +575,7 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	if (rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq))
 		rdt_tp_poll_cq(rd, cq, n, wc, ret);
 	if (READ_ONCE(rdt_enabled))
-		rdt_trace_poll_cq(rd, cq, n, wc, ret, ktime_get_ns());
+		rdt_trace_poll_cq(rd, cq, n, wc, ret);
 	return ret;
 }
 
@@ -604,7 +603,7 @@ static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 					     enum ib_cq_notify_flags flags)
 {
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
-	u64 ts = READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
+	u64 entry = READ_ONCE(rdt_enabled) ? ktime_get_ns() : 0;
 	int ret;
 
 	if (unlikely(!rd))
@@ -613,7 +612,7 @@ static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 	if (rdt_tp_on(req_notify_cq))
 		rdt_tp_req_notify_cq(rd, cq, flags, ret);
 	if (READ_ONCE(rdt_enabled))
-		rdt_trace_req_notify_cq(rd, cq, flags, ret, ts);
+		rdt_trace_req_notify_cq(rd, cq, flags, ret, entry);
 	return ret;
 }
 
@@ -701,7 +700,7 @@ static u8 rdt_qp_state(struct rdt_dev *rd, struct ib_qp *qp,
 }
 
 static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
-			u32 id, bool user, int ret, u64 ts)
+			u32 id, bool user, int ret, u64 entry)
 {
 	struct rdt_ev_pd ev = {
 		.pd_id = id,
@@ -711,7 +710,7 @@ static void rdt_emit_pd(struct rdt_dev *rd, u16 type, struct ib_pd *pd,
 	};
 
 	if (rdt_want(type))
-		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+		rdt_emit_verb(&ev, type, rd->index, entry);
 	if (type == RDT_EV_PD_ALLOC)
 		rdt_tp_fire(pd_alloc, rd->index, &ev);
 	else
@@ -722,20 +721,20 @@ static int rdt_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(pd->device);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
 		ret = rd->orig.alloc_pd(pd, udata);
 		if (ret) {
-			rdt_emit_pd(rd, RDT_EV_PD_ALLOC, pd, 0, udata, ret, ts);
+			rdt_emit_pd(rd, RDT_EV_PD_ALLOC, pd, 0, udata, ret, entry);
 		} else {
 			struct rdt_ev_pd ev = {
 				.user = !!udata,
 				.local_dma_lkey = pd->local_dma_lkey,
 			};
 
-			rdt_restrack_pd_allocated(pd, rd->index, ts, &ev);
+			rdt_restrack_pd_allocated(pd, rd->index, entry, &ev);
 		}
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
@@ -746,7 +745,7 @@ static int rdt_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(pd->device);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	u32 id = pd->res.id;
 	int ret = -ENODEV;
 
@@ -755,7 +754,7 @@ static int rdt_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
 
 		rdt_restrack_flush(pd, id);
 		ret = rd->orig.dealloc_pd(pd, udata);
-		rdt_emit_pd(rd, RDT_EV_PD_DEALLOC, &copy, id, udata, ret, ts);
+		rdt_emit_pd(rd, RDT_EV_PD_DEALLOC, &copy, id, udata, ret, entry);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -766,7 +765,7 @@ static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
@@ -780,11 +779,10 @@ static int rdt_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		ev.ret = ret;
 		if (!ret) {
 			/* Emitted once restrack gives it its id (restrack.c). */
-			rdt_restrack_cq_created(cq, rd->index, ts, &ev);
+			rdt_restrack_cq_created(cq, rd->index, entry, &ev);
 		} else {
 			if (rdt_want(RDT_EV_CQ_CREATE))
-				rdt_emit(&ev, RDT_EV_CQ_CREATE, sizeof(ev),
-					 rd->index, ts);
+				rdt_emit_verb(&ev, RDT_EV_CQ_CREATE, rd->index, entry);
 			rdt_tp_fire(cq_create, rd->index, &ev);
 		}
 	}
@@ -796,7 +794,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(cq->device);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	struct rdt_ev_cq ev = {
 		.cq_id = cq->res.id,
 		.cqe = cq->cqe,
@@ -810,8 +808,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 		ret = rd->orig.destroy_cq(cq, udata);
 		ev.ret = ret;
 		if (rdt_want(RDT_EV_CQ_DESTROY))
-			rdt_emit(&ev, RDT_EV_CQ_DESTROY, sizeof(ev), rd->index,
-				 ts);
+			rdt_emit_verb(&ev, RDT_EV_CQ_DESTROY, rd->index, entry);
 		rdt_tp_fire(cq_destroy, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
@@ -820,7 +817,7 @@ static int rdt_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
 
 static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
 				const struct ib_qp_init_attr *ia, bool user,
-				int ret, u64 ts)
+				int ret, u64 entry)
 {
 	struct rdt_ev_qp_create ev = {
 		.qpn = ret ? 0 : qp->qp_num,
@@ -841,7 +838,7 @@ static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
 	};
 
 	if (rdt_want(RDT_EV_QP_CREATE))
-		rdt_emit(&ev, RDT_EV_QP_CREATE, sizeof(ev), rd->index, ts);
+		rdt_emit_verb(&ev, RDT_EV_QP_CREATE, rd->index, entry);
 	rdt_tp_fire(qp_create, rd->index, &ev);
 }
 
@@ -850,14 +847,14 @@ static int rdt_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *ia,
 {
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
 		ret = rd->orig.create_qp(qp, ia, udata);
 		if (!ret)
 			rdt_qp_state_set(rd, qp, IB_QPS_RESET);
-		rdt_trace_create_qp(rd, qp, ia, udata, ret, ts);
+		rdt_trace_create_qp(rd, qp, ia, udata, ret, entry);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return ret;
@@ -904,7 +901,7 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 	struct rdt_ev_qp_modify ev = { .qpn = qp->qp_num };
 	bool want = rdt_want(RDT_EV_QP_MODIFY);
 	bool tp = rdt_tp_on(qp_modify);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
@@ -921,8 +918,7 @@ static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 		ev.cur_state = !ret && (mask & IB_QP_STATE) ?
 			       ev.new_state : ev.old_state;
 		if (want)
-			rdt_emit(&ev, RDT_EV_QP_MODIFY, sizeof(ev), rd->index,
-				 ts);
+			rdt_emit_verb(&ev, RDT_EV_QP_MODIFY, rd->index, entry);
 		if (tp)
 			rdt_tp_fire(qp_modify, rd->index, &ev);
 	}
@@ -938,7 +934,7 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 		.qpn = qp->qp_num,
 		.qp_type = qp->qp_type,
 	};
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
@@ -947,8 +943,7 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 		ret = rd->orig.destroy_qp(qp, udata);
 		ev.ret = ret;
 		if (rdt_want(RDT_EV_QP_DESTROY))
-			rdt_emit(&ev, RDT_EV_QP_DESTROY, sizeof(ev), rd->index,
-				 ts);
+			rdt_emit_verb(&ev, RDT_EV_QP_DESTROY, rd->index, entry);
 		rdt_tp_fire(qp_destroy, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
@@ -957,7 +952,7 @@ static int rdt_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
 
 static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 			 struct ib_pd *pd, u32 kind, u64 iova, u64 len,
-			 int access, u64 ts)
+			 int access, u64 entry)
 {
 	struct rdt_ev_mr ev = {
 		.iova = rdt_wr_id(iova, kind == RDT_MR_USER),
@@ -974,7 +969,7 @@ static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 		ev.rkey = mr->rkey;
 	}
 	if (rdt_want(type))
-		rdt_emit(&ev, type, sizeof(ev), rd->index, ts);
+		rdt_emit_verb(&ev, type, rd->index, entry);
 	rdt_tp_fire(mr_reg, rd->index, &ev);
 }
 
@@ -985,13 +980,13 @@ static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(pd->device);
 	struct ib_mr *mr = ERR_PTR(-ENODEV);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 
 	if (rd) {
 		mr = rd->orig.reg_user_mr(pd, start, length, virt_addr, access,
 					  udata);
 		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_USER, virt_addr,
-			     length, access, ts);
+			     length, access, entry);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return mr;
@@ -1002,12 +997,12 @@ static struct ib_mr *rdt_get_dma_mr(struct ib_pd *pd, int access)
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(pd->device);
 	struct ib_mr *mr = ERR_PTR(-ENODEV);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 
 	if (rd) {
 		mr = rd->orig.get_dma_mr(pd, access);
 		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_DMA, 0, 0,
-			     access, ts);
+			     access, entry);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return mr;
@@ -1019,12 +1014,12 @@ static struct ib_mr *rdt_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 	int idx = srcu_read_lock(&rdt_srcu);
 	struct rdt_dev *rd = rdt_dev_find(pd->device);
 	struct ib_mr *mr = ERR_PTR(-ENODEV);
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 
 	if (rd) {
 		mr = rd->orig.alloc_mr(pd, type, max_num_sg);
 		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_ALLOC, 0, 0, 0,
-			     ts);
+			     entry);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
 	return mr;
@@ -1042,15 +1037,14 @@ static int rdt_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
 		.pd_id = mr->pd ? mr->pd->res.id : 0,
 		.kind = udata ? RDT_MR_USER : 0,
 	};
-	u64 ts = ktime_get_ns();
+	u64 entry = ktime_get_ns();
 	int ret = -ENODEV;
 
 	if (rd) {
 		ret = rd->orig.dereg_mr(mr, udata);
 		ev.ret = ret;
 		if (rdt_want(RDT_EV_MR_DEREG))
-			rdt_emit(&ev, RDT_EV_MR_DEREG, sizeof(ev), rd->index,
-				 ts);
+			rdt_emit_verb(&ev, RDT_EV_MR_DEREG, rd->index, entry);
 		rdt_tp_fire(mr_dereg, rd->index, &ev);
 	}
 	srcu_read_unlock(&rdt_srcu, idx);
@@ -1207,7 +1201,7 @@ static void rdt_emit_device(struct rdt_dev *rd, struct ib_device *ibdev,
 	if (old)
 		strscpy_pad(ev.old_name, old, sizeof(ev.old_name));
 	idx = srcu_read_lock(&rdt_srcu);
-	rdt_emit(&ev, type, sizeof(ev), rd->index, ktime_get_ns());
+	rdt_emit(&ev, type, sizeof(ev), rd->index, 0, 0);
 	srcu_read_unlock(&rdt_srcu, idx);
 }
 

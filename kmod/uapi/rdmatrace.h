@@ -47,8 +47,14 @@
  * 1.8: rdt_ev_poll_cq_wc.poll_requested (was pad): a poll that returned
  * completions has no POLL_CQ record of its own, its last completion stands
  * for it (librdmatrace makes the POLL_CQ event back from it).
+ * 1.9: every kmod record is stamped inside its relay reservation, so each
+ * CPU's stream is in time order; a verb written after its driver returned
+ * (PD, CQ, QP, MR records, POST_SEND_DB, REQ_NOTIFY_CQ) carries dur_ns,
+ * appended: its hdr.ts_ns is when the driver returned, ts_ns - dur_ns when
+ * the verb was entered.  A 1.8 record of those types is 8 bytes shorter
+ * (no dur_ns): readers take it, dur_ns 0.
  */
-#define RDT_ABI_MINOR		8
+#define RDT_ABI_MINOR		9
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -67,6 +73,12 @@ enum rdt_source {
 	RDT_SRC_NCCL_PLUGIN = 4, /* libnccl-profiler-rdmatrace.so (1.3) */
 };
 
+/*
+ * ts_ns of a kmod record is taken inside its relay reservation, with
+ * interrupts off on the CPU whose buffer it goes to (1.9): each trace<cpu>
+ * file's stamps never go back.  The records of one call (a post's WRs, a
+ * poll's completions) share one stamp.
+ */
 struct rdt_hdr {
 	__u16	magic;		/* RDT_REC_MAGIC */
 	__u8	version;	/* RDT_ABI_MAJOR */
@@ -244,6 +256,7 @@ struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
 	__s32	ret;
 	__u32	user;			/* 1: created through uverbs */
 	__u32	local_dma_lkey;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 /* ---- completion queues ------------------------------------------------- */
@@ -256,6 +269,7 @@ struct rdt_ev_cq {			/* CQ_CREATE, CQ_DESTROY */
 	__s32	comp_vector;
 	__u32	user;
 	__u32	pad;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 /* ---- queue pairs --------------------------------------------------------- */
@@ -278,6 +292,7 @@ struct rdt_ev_qp_create {
 	__u32	user;
 	__u32	port;
 	__u32	pad;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 struct rdt_ev_qp_modify {
@@ -300,6 +315,7 @@ struct rdt_ev_qp_modify {
 	__u32	qkey;
 	__u32	max_rd_atomic;
 	__u32	max_dest_rd_atomic;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 struct rdt_ev_qp_destroy {
@@ -308,6 +324,7 @@ struct rdt_ev_qp_destroy {
 	__s32	ret;
 	__u32	qp_type;
 	__u32	pad;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 /* ---- memory regions ------------------------------------------------------ */
@@ -328,6 +345,7 @@ struct rdt_ev_mr {			/* MR_REG, MR_DEREG */
 	__u32	access;			/* enum ib_access_flags */
 	__u32	kind;			/* enum rdt_mr_kind */
 	__u32	pd_id;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 /* ---- data path ---------------------------------------------------------- */
@@ -352,6 +370,7 @@ struct rdt_ev_post_send_db {		/* empty WR list (doorbell) */
 	struct rdt_hdr hdr;
 	__u32	qpn;
 	__s32	ret;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 struct rdt_ev_post_recv {
@@ -432,6 +451,7 @@ struct rdt_ev_req_notify_cq {
 	__u32	flags;			/* enum ib_cq_notify_flags */
 	__s32	ret;
 	__u32	pad;
+	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
 /* ---- bpf/: NCCL ---------------------------------------------------------- */

@@ -4,7 +4,12 @@
  * guest tests (the guest has no python).  It validates every record
  * (magic, version, source, size, known kmod type, sub-buffer sequence) and
  * prints one line per record as "TYPE key=value ...", so tests can assert
- * with grep/awk.  Exit 0 if every file was well formed, 1 otherwise.
+ * with grep/awk.  Each file is one CPU's stream, whose stamps never go
+ * back (ABI 1.9: stamped inside the reservation); a record stamped before
+ * the one ahead of it is reported (ORDER on stderr) and fails the file,
+ * except across a sub-buffer relay's read() gave twice (a repeated or
+ * unused seq: see the uapi header), up to the next new one.
+ * Exit 0 if every file was well formed and in order, 1 otherwise.
  *
  *   rdt-check FILE...      FILE is a copy of one trace<cpu> file
  */
@@ -205,11 +210,37 @@ static void body(const struct rdt_hdr *h)
 	}
 }
 
+/* A verb's time in its driver (ABI 1.9), for the types that carry it. */
+static int dur_of(const struct rdt_hdr *h, uint64_t *dur)
+{
+	switch (h->type) {
+	case RDT_EV_PD_ALLOC: case RDT_EV_PD_DEALLOC:
+		*dur = ((const struct rdt_ev_pd *)h)->dur_ns; return 1;
+	case RDT_EV_CQ_CREATE: case RDT_EV_CQ_DESTROY:
+		*dur = ((const struct rdt_ev_cq *)h)->dur_ns; return 1;
+	case RDT_EV_QP_CREATE:
+		*dur = ((const struct rdt_ev_qp_create *)h)->dur_ns; return 1;
+	case RDT_EV_QP_MODIFY:
+		*dur = ((const struct rdt_ev_qp_modify *)h)->dur_ns; return 1;
+	case RDT_EV_QP_DESTROY:
+		*dur = ((const struct rdt_ev_qp_destroy *)h)->dur_ns; return 1;
+	case RDT_EV_MR_REG: case RDT_EV_MR_DEREG:
+		*dur = ((const struct rdt_ev_mr *)h)->dur_ns; return 1;
+	case RDT_EV_POST_SEND_DB:
+		*dur = ((const struct rdt_ev_post_send_db *)h)->dur_ns; return 1;
+	case RDT_EV_REQ_NOTIFY_CQ:
+		*dur = ((const struct rdt_ev_req_notify_cq *)h)->dur_ns; return 1;
+	}
+	return 0;
+}
+
 static int check_file(const char *path)
 {
 	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0, off = 0, n;
-	long long last_seq = -1;
+	long long last_seq = -1, hi_seq = -1;
+	uint64_t last_ts = 0, dur;
+	int in_order = 1;	/* 0: inside a sub-buffer read twice */
 	FILE *f = fopen(path, "rb");
 	int bad = 0;
 
@@ -255,12 +286,33 @@ static int check_file(const char *path)
 				printf("GAP file=%s from=%lld to=%llu\n", path,
 				       last_seq, (unsigned long long)e->seq);
 			last_seq = e->seq;
+			if (e->seq == RDT_SUBBUF_SEQ_UNUSED ||
+			    (long long)e->seq <= hi_seq) {
+				in_order = 0;
+			} else {
+				hi_seq = e->seq;
+				if (!in_order)
+					last_ts = h->ts_ns;
+				in_order = 1;
+			}
+		}
+		if (in_order) {
+			if (h->ts_ns < last_ts) {
+				fprintf(stderr, "rdt-check: %s: ORDER: record at offset %zu (type %u) stamped %llu, before the one ahead of it (%llu)\n",
+					path, off, h->type,
+					(unsigned long long)h->ts_ns,
+					(unsigned long long)last_ts);
+				bad = 1;
+			}
+			last_ts = h->ts_ns;
 		}
 		printf("%s cpu=%u ts=%llu pid=%u tid=%u dev=%d",
 		       h->type < N(names) && names[h->type] ? names[h->type] : "UNKNOWN",
 		       h->cpu, (unsigned long long)h->ts_ns, h->pid, h->tid,
 		       (int)h->dev);
 		body(h);
+		if (dur_of(h, &dur))
+			printf(" dur_ns=%llu", (unsigned long long)dur);
 		putchar('\n');
 		off += h->size;
 	}

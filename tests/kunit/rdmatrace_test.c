@@ -473,19 +473,20 @@ static void rdt_test_parked(struct kunit *test)
 	struct rdt_parked p;
 	unsigned int i, n;
 
-	if (!rdt_restrack_park(&obj[0], RDT_EV_CQ_CREATE, 90, &ev, sizeof(ev)))
+	if (!rdt_restrack_park(&obj[0], RDT_EV_CQ_CREATE, 90, 0, &ev,
+			       sizeof(ev)))
 		kunit_skip(test, "no kretprobe on rdma_restrack_add: nothing parks");
 	for (i = 1; i < RDT_PARKED; i++) {
 		bool parked;
 
 		ev.cqe = 7 + i;
 		parked = rdt_restrack_park(&obj[i], RDT_EV_CQ_CREATE,
-					   90 + (i & 1), &ev, sizeof(ev));
+					   90 + (i & 1), 0, &ev, sizeof(ev));
 		KUNIT_ASSERT_TRUE(test, parked);
 	}
 	/* Full: the wrapper emits at once instead. */
 	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&obj[RDT_PARKED],
-						   RDT_EV_CQ_CREATE, 92, &ev,
+						   RDT_EV_CQ_CREATE, 92, 0, &ev,
 						   sizeof(ev)));
 	/* By object: its own fields, and only once. */
 	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(&obj[5], 0, &p));
@@ -496,7 +497,7 @@ static void rdt_test_parked(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&obj[5], 0, &p));
 	/* The freed slot parks the next one. */
 	KUNIT_EXPECT_TRUE(test, rdt_restrack_park(&obj[RDT_PARKED],
-						  RDT_EV_PD_ALLOC, 92, &ev,
+						  RDT_EV_PD_ALLOC, 92, 0, &ev,
 						  sizeof(struct rdt_ev_pd)));
 	/* By device (an unwrap): that device's, every one, no other. */
 	for (n = 0; rdt_restrack_take(NULL, 91, &p); n++)
