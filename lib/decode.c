@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /* Record validation and the names of wire-format enums. */
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "internal.h"
+
+/* A type that gained dur_ns in ABI 1.9: a 1.8 record is 8 bytes shorter. */
+#define V18(t)	offsetof(struct rdt_ev_##t, dur_ns)
 
 const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_SUBBUF]		= { "subbuf", sizeof(struct rdt_ev_subbuf) },
@@ -14,22 +18,22 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_DEVICE_REMOVE]	= { "device_remove", sizeof(struct rdt_ev_device) },
 	[RDT_EV_DEVICE_RENAME]	= { "device_rename", sizeof(struct rdt_ev_device) },
 	[RDT_EV_DEVICE_STATE]	= { "device_state", sizeof(struct rdt_ev_device) },
-	[RDT_EV_PD_ALLOC]	= { "pd_alloc", sizeof(struct rdt_ev_pd) },
-	[RDT_EV_PD_DEALLOC]	= { "pd_dealloc", sizeof(struct rdt_ev_pd) },
-	[RDT_EV_CQ_CREATE]	= { "cq_create", sizeof(struct rdt_ev_cq) },
-	[RDT_EV_CQ_DESTROY]	= { "cq_destroy", sizeof(struct rdt_ev_cq) },
-	[RDT_EV_QP_CREATE]	= { "qp_create", sizeof(struct rdt_ev_qp_create) },
-	[RDT_EV_QP_MODIFY]	= { "qp_modify", sizeof(struct rdt_ev_qp_modify) },
-	[RDT_EV_QP_DESTROY]	= { "qp_destroy", sizeof(struct rdt_ev_qp_destroy) },
-	[RDT_EV_MR_REG]		= { "mr_reg", sizeof(struct rdt_ev_mr) },
-	[RDT_EV_MR_DEREG]	= { "mr_dereg", sizeof(struct rdt_ev_mr) },
+	[RDT_EV_PD_ALLOC]	= { "pd_alloc", sizeof(struct rdt_ev_pd), V18(pd) },
+	[RDT_EV_PD_DEALLOC]	= { "pd_dealloc", sizeof(struct rdt_ev_pd), V18(pd) },
+	[RDT_EV_CQ_CREATE]	= { "cq_create", sizeof(struct rdt_ev_cq), V18(cq) },
+	[RDT_EV_CQ_DESTROY]	= { "cq_destroy", sizeof(struct rdt_ev_cq), V18(cq) },
+	[RDT_EV_QP_CREATE]	= { "qp_create", sizeof(struct rdt_ev_qp_create), V18(qp_create) },
+	[RDT_EV_QP_MODIFY]	= { "qp_modify", sizeof(struct rdt_ev_qp_modify), V18(qp_modify) },
+	[RDT_EV_QP_DESTROY]	= { "qp_destroy", sizeof(struct rdt_ev_qp_destroy), V18(qp_destroy) },
+	[RDT_EV_MR_REG]		= { "mr_reg", sizeof(struct rdt_ev_mr), V18(mr) },
+	[RDT_EV_MR_DEREG]	= { "mr_dereg", sizeof(struct rdt_ev_mr), V18(mr) },
 	[RDT_EV_POST_SEND]	= { "post_send", sizeof(struct rdt_ev_post_send) },
-	[RDT_EV_POST_SEND_DB]	= { "post_send_db", sizeof(struct rdt_ev_post_send_db) },
+	[RDT_EV_POST_SEND_DB]	= { "post_send_db", sizeof(struct rdt_ev_post_send_db), V18(post_send_db) },
 	[RDT_EV_POST_RECV]	= { "post_recv", sizeof(struct rdt_ev_post_recv) },
 	[RDT_EV_POST_FAIL]	= { "post_fail", sizeof(struct rdt_ev_post_fail) },
 	[RDT_EV_POLL_CQ_WC]	= { "poll_cq_wc", sizeof(struct rdt_ev_poll_cq_wc) },
 	[RDT_EV_POLL_CQ]	= { "poll_cq", sizeof(struct rdt_ev_poll_cq) },
-	[RDT_EV_REQ_NOTIFY_CQ]	= { "req_notify_cq", sizeof(struct rdt_ev_req_notify_cq) },
+	[RDT_EV_REQ_NOTIFY_CQ]	= { "req_notify_cq", sizeof(struct rdt_ev_req_notify_cq), V18(req_notify_cq) },
 	[RDT_EV_NCCL_CALL]	= { "nccl_call", sizeof(struct rdt_ev_nccl_call) },
 	[RDT_EV_NCCL_COMM]	= { "nccl_comm", sizeof(struct rdt_ev_nccl_comm) },
 	[RDT_EV_RXE_CQE]	= { "rxe_cqe", sizeof(struct rdt_ev_rxe_cqe) },
@@ -261,6 +265,21 @@ RDT_EXPORT bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
 	case RDT_EV_RXE_RETRY: *qpn = rec->rxe_retry.qpn; return true;
 	}
 	return false;
+}
+
+RDT_EXPORT uint64_t rdt_record_dur(const union rdt_record *rec)
+{
+	switch (rec->hdr.type) {
+	case RDT_EV_PD_ALLOC: case RDT_EV_PD_DEALLOC: return rec->pd.dur_ns;
+	case RDT_EV_CQ_CREATE: case RDT_EV_CQ_DESTROY: return rec->cq.dur_ns;
+	case RDT_EV_QP_CREATE: return rec->qp_create.dur_ns;
+	case RDT_EV_QP_MODIFY: return rec->qp_modify.dur_ns;
+	case RDT_EV_QP_DESTROY: return rec->qp_destroy.dur_ns;
+	case RDT_EV_MR_REG: case RDT_EV_MR_DEREG: return rec->mr.dur_ns;
+	case RDT_EV_POST_SEND_DB: return rec->post_send_db.dur_ns;
+	case RDT_EV_REQ_NOTIFY_CQ: return rec->req_notify.dur_ns;
+	}
+	return 0;
 }
 
 _Static_assert(RDT_EV_COMM == RDT_EV_SUBBUF + 1 && RDT_EV_LOST == RDT_EV_SUBBUF + 2 &&

@@ -161,6 +161,9 @@ int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 struct rdt_type_info {
 	const char	*name;
 	size_t		size;
+	/* A record written by an older ABI minor that was shorter (fields
+	 * appended since): taken, the missing fields 0.  0: size. */
+	size_t		min;
 };
 extern const struct rdt_type_info rdt_types[RDT_EV_MAX + 1];
 
@@ -196,8 +199,12 @@ static inline enum rdt_decode_result rdt_decode_check(const void *buf,
 	}
 	*want = h->type <= RDT_EV_MAX ? rdt_types[h->type].size : 0;
 	if (*want && h->size < *want) {
-		*why = "record shorter than its type";
-		return RDT_DEC_CORRUPT;
+		if (!rdt_types[h->type].min ||
+		    h->size < rdt_types[h->type].min) {
+			*why = "record shorter than its type";
+			return RDT_DEC_CORRUPT;
+		}
+		*want = h->size;	/* an older minor's: zero-filled */
 	}
 	if (len < h->size)
 		return RDT_DEC_NEED_MORE;

@@ -266,10 +266,14 @@ static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 {
 	struct rdt_ob *o = begin(s);
 
+	/* A verb stamped when its driver returned spans its time there. */
+	uint64_t start = dur_ns && ev->ts - s->first_ts >= dur_ns ?
+			 ev->ts - dur_ns : ev->ts;
+
 	rdt_ob_lit(o, "{\"ph\":\"X\",\"name\":");
 	rdt_ob_json_str(o, name, 128);
 	cat_pid_tid(o, ev->rec.hdr.type, pid, tid);
-	ts(o, ev->ts - s->first_ts);
+	ts(o, start - s->first_ts);
 	rdt_ob_lit(o, ",\"dur\":");
 	ts(o, dur_ns ? dur_ns : 1);
 	args(o, ev);
@@ -722,7 +726,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 			 rdt_qp_state_name(r->qp_modify.cur_state));
 	else
 		snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
-	slice(s, ev, pid, tid, name, 0);
+	slice(s, ev, pid, tid, name, rdt_record_dur(r));
 	id = rdt_wrmatch_event(p->m, ev, &post_ts);
 	if (id)
 		flow(s, ev, pid, tid, id, r->hdr.type == RDT_EV_POST_SEND ||

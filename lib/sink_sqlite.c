@@ -35,7 +35,7 @@ static const char schema[] =
 " cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT,"
 " verb TEXT, qpn INTEGER, cq_id INTEGER, pd_id INTEGER, wr_id INTEGER,"
 " opcode TEXT, length INTEGER, num_sge INTEGER, flags INTEGER, lkey INTEGER,"
-" rkey INTEGER, ret INTEGER);\n"
+" rkey INTEGER, ret INTEGER, duration_ns INTEGER);\n"
 "CREATE TABLE completions(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
 " cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT,"
 " via TEXT, cq_id INTEGER, qpn INTEGER, wr_id INTEGER, status INTEGER,"
@@ -48,7 +48,8 @@ static const char schema[] =
 " cpu INTEGER, pid INTEGER, comm TEXT, dev INTEGER, devname TEXT, qpn INTEGER,"
 " old_state TEXT, new_state TEXT, cur_state TEXT, attr_mask INTEGER,"
 " dest_qpn INTEGER, sq_psn INTEGER, rq_psn INTEGER, path_mtu INTEGER,"
-" timeout INTEGER, retry_cnt INTEGER, rnr_retry INTEGER, ret INTEGER);\n"
+" timeout INTEGER, retry_cnt INTEGER, rnr_retry INTEGER, ret INTEGER,"
+" duration_ns INTEGER);\n"
 "CREATE TABLE nccl_calls(id INTEGER PRIMARY KEY, ts_ns INTEGER, end_ns INTEGER,"
 " duration_ns INTEGER, host INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
 " comm TEXT, fn TEXT, count INTEGER, datatype INTEGER, op INTEGER, root INTEGER,"
@@ -197,16 +198,17 @@ enum {
 
 static const char *const sql[ST_MAX] = {
 	[ST_VERB] = "INSERT INTO verbs(ts_ns,host,cpu,pid,tid,comm,dev,devname,verb,"
-		"qpn,cq_id,pd_id,wr_id,opcode,length,num_sge,flags,lkey,rkey,ret) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"qpn,cq_id,pd_id,wr_id,opcode,length,num_sge,flags,lkey,rkey,ret,"
+		"duration_ns) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_WC] = "INSERT INTO completions(ts_ns,host,cpu,pid,tid,comm,dev,devname,"
 		"via,cq_id,qpn,wr_id,status,status_name,opcode,byte_len,src_qp,"
 		"wc_flags,is_recv,post_ts_ns,latency_ns) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_QPS] = "INSERT INTO qp_states(ts_ns,host,cpu,pid,comm,dev,devname,qpn,"
 		"old_state,new_state,cur_state,attr_mask,dest_qpn,sq_psn,rq_psn,"
-		"path_mtu,timeout,retry_cnt,rnr_retry,ret) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"path_mtu,timeout,retry_cnt,rnr_retry,ret,duration_ns) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_NCCL] = "INSERT INTO nccl_calls(ts_ns,end_ns,duration_ns,host,cpu,pid,"
 		"tid,comm,fn,count,datatype,op,root,comm_ptr,comm_hash,rank,nranks,"
 		"seq,stream,ret,bytes,algbw_gbps,busbw_gbps) "
@@ -497,12 +499,22 @@ static void common(struct binder *b, const struct rdt_event *ev, bool tid,
 	}
 }
 
-/* verbs: (qpn, cq, pd, wr_id, opcode, length, num_sge, flags, lkey, rkey, ret) */
+/* verbs: (qpn, cq, pd, wr_id, opcode, length, num_sge, flags, lkey, rkey,
+ * ret, duration_ns): dur 0 is NULL, a verb whose time is not known (a data
+ * path record, or a record of a module older than ABI 1.9). */
 struct vcols {
 	int64_t qpn, cq, pd, wr_id, len, nsge, flags, lkey, rkey, ret;
 	const char *op;
 	bool has_wr;
 };
+
+static void bdur(struct binder *b, uint64_t dur)
+{
+	if (dur)
+		bi(b, (int64_t)dur);
+	else
+		bnull(b);
+}
 
 static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
 {
@@ -529,6 +541,7 @@ static void verb(struct sq *q, const struct rdt_event *ev, struct vcols v)
 	OPT(v.rkey);
 #undef OPT
 	bi(&b, v.ret);
+	bdur(&b, rdt_record_dur(&ev->rec));
 	done(q, &b);
 }
 
@@ -807,6 +820,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, m->retry_cnt);
 		bi(&b, m->rnr_retry);
 		bi(&b, m->ret);
+		bdur(&b, rdt_record_dur(r));
 		done(q, &b);
 		break;
 	}

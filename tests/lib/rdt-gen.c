@@ -23,6 +23,10 @@
  *   -P N        port counter samples (rxe0 port 1): N of rcvd_seq_err, delta
  *               1 each, inside the first collective; one of sent_pkts,
  *               delta 5, between the first two collectives (in none)
+ *   -W BYTES    each QP_MODIFY this many bytes shorter than the type: 8 is
+ *               how a module older than ABI 1.9 wrote it (no dur_ns);
+ *               without -W, the modify of state s (0..2) took 100 (s + 1) ns
+ *               in its driver (dur_ns), its record stamped when it returned
  *   -A MAJOR    file header ABI major (to test refusal)
  *   -V MAJOR    record header version
  *   -p PID      pid (default 4242)
@@ -81,6 +85,7 @@ static union {
 static size_t nrec, caprec;
 static unsigned int ncpus = 1, version = RDT_ABI_MAJOR;
 static uint32_t pid = 4242;
+static unsigned long shorter;	/* -W */
 
 static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 {
@@ -355,7 +360,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EX")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -389,6 +394,7 @@ int main(int argc, char **argv)
 		case 'Y': m.ring = !strcmp(optarg, "ring"); break;
 		case 'E': m.tent = true; break;
 		case 'X': m.decoy = true; break;
+		case 'W': shorter = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -418,6 +424,9 @@ int main(int argc, char **argv)
 			struct rdt_ev_qp_modify *m =
 				rec(RDT_EV_QP_MODIFY, sizeof(*m), start + 10 + q * 3 + (unsigned)s, 0);
 
+			m->hdr.size -= (__u16)shorter;
+			if (!shorter)
+				m->dur_ns = 100 * (unsigned)(s + 1);
 			m->qpn = qpn;
 			m->old_state = (__u8)s;
 			m->new_state = m->cur_state = (__u8)(s + 1);

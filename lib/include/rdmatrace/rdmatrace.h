@@ -109,6 +109,9 @@ const char *rdt_nccl_fn_name(unsigned int fn);
 int rdt_nccl_type_size(int datatype);		/* bytes, 0 if unknown */
 /* QPN of a record that has one; false otherwise. */
 bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn);
+/* A verb's time in its driver (ABI 1.9; ts_ns is when it returned); 0 for
+ * records without one, or of an older module. */
+uint64_t rdt_record_dur(const union rdt_record *rec);
 
 /* ---- reader: sources + k-way merge ---------------------------------------- */
 
