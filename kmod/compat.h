@@ -2,10 +2,12 @@
 /*
  * rdmatrace: every difference between the kernels we build for lives here.
  *
- * Checked against Debian's 6.1.192 and 6.12.117 trees: the ib_client API
- * (add returns int since 5.8), the ib_device_ops layout of the wrapped ops,
- * the inline verbs helpers and relay are unchanged; create_cq takes a
- * uverbs_attr_bundle instead of an ib_udata from 6.11 on.  Differences are
+ * Checked against Debian's 6.1.192 and 6.12.117 trees and sid's 7.2.13
+ * source: the ib_client API (add returns int since 5.8), the ib_device_ops
+ * layout of the wrapped ops, the inline verbs helpers and relay are
+ * unchanged but for create_cq, which takes a uverbs_attr_bundle instead of
+ * an ib_udata from 6.11 on, relay's subbuf_start (3 arguments in 7.2) and
+ * reg_user_mr (a struct ib_dmah * more in 7.2).  Differences are
  * detected by probing the target's headers (Kbuild sets RDT_HAVE_*), which
  * also covers distribution backports.
  */
@@ -18,6 +20,46 @@
 #else
 /* create_cq(cq, attr, struct ib_udata *udata) */
 #define RDT_CREATE_CQ_ARG	struct ib_udata
+#endif
+
+/*
+ * relay's rchan_callbacks.subbuf_start: 7.2 dropped the last argument,
+ * prev_padding (rdt_subbuf_start() never read it).
+ */
+#if defined(RDT_HAVE_SUBBUF_START_PADDING)
+#define RDT_SUBBUF_START_PREV	void *prev_subbuf, size_t prev_padding
+#elif defined(RDT_HAVE_SUBBUF_START_NOPADDING)
+#define RDT_SUBBUF_START_PREV	void *prev_subbuf
+#else
+#error "rdmatrace: unknown rchan_callbacks.subbuf_start (kmod/Kbuild.probes)"
+#endif
+
+/*
+ * ib_device_ops.reg_user_mr: 7.2 passes a struct ib_dmah * (the DMA handle
+ * of the MR, or NULL) before udata.  The wrapper hands it on untouched.
+ */
+#if defined(RDT_HAVE_REG_USER_MR_DMAH)
+struct ib_dmah;
+#define RDT_REG_USER_MR_DMAH		struct ib_dmah *dmah,
+#define RDT_REG_USER_MR_DMAH_ARG	dmah,
+#elif defined(RDT_HAVE_REG_USER_MR_UDATA)
+#define RDT_REG_USER_MR_DMAH
+#define RDT_REG_USER_MR_DMAH_ARG
+#else
+#error "rdmatrace: unknown ib_device_ops.reg_user_mr (kmod/Kbuild.probes)"
+#endif
+
+/*
+ * The namespace rdt.h exports internals to rdmatrace_test.ko in, as
+ * EXPORT_SYMBOL_NS_GPL() and MODULE_IMPORT_NS() take it: a string literal
+ * from 6.13 on, a token they __stringify before.
+ */
+#if defined(RDT_HAVE_NS_STRING)
+#define RDT_KUNIT_NS	"RDMATRACE_KUNIT"
+#elif defined(RDT_HAVE_NS_TOKEN)
+#define RDT_KUNIT_NS	RDMATRACE_KUNIT
+#else
+#error "rdmatrace: unknown MODULE_IMPORT_NS() (kmod/Kbuild.probes)"
 #endif
 
 #endif /* _RDT_COMPAT_H */

@@ -127,7 +127,7 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
  * records relay gives it twice (see the uapi header).
  */
 static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
-			    void *prev_subbuf, size_t prev_padding)
+			    RDT_SUBBUF_START_PREV)
 {
 	struct rdt_trace *t = buf->chan->private_data;
 	struct rdt_cpu *c = per_cpu_ptr(t->cpu, buf->cpu);

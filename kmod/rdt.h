@@ -41,7 +41,7 @@
  * KUnit; elsewhere the macro only references its argument.
  */
 #if IS_ENABLED(CONFIG_KUNIT)
-#define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, RDMATRACE_KUNIT)
+#define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, RDT_KUNIT_NS)
 #else
 #define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	__ADDRESSABLE(sym)
 #endif

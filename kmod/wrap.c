@@ -975,6 +975,7 @@ static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 
 static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				     u64 virt_addr, int access,
+				     RDT_REG_USER_MR_DMAH
 				     struct ib_udata *udata)
 {
 	int idx = srcu_read_lock(&rdt_srcu);
@@ -984,7 +985,7 @@ static struct ib_mr *rdt_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 
 	if (rd) {
 		mr = rd->orig.reg_user_mr(pd, start, length, virt_addr, access,
-					  udata);
+					  RDT_REG_USER_MR_DMAH_ARG udata);
 		rdt_trace_mr(rd, RDT_EV_MR_REG, mr, pd, RDT_MR_USER, virt_addr,
 			     length, access, entry);
 	}

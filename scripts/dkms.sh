@@ -17,7 +17,7 @@ install)
 	rm -rf "$src"
 	mkdir -p "$src/kmod/uapi" "$src/tests/kmod" "$src/tests/kunit"
 	cp dkms.conf "$src/"
-	cp kmod/Makefile kmod/Kbuild kmod/*.c kmod/*.h "$src/kmod/"
+	cp kmod/Makefile kmod/Kbuild kmod/Kbuild.probes kmod/*.c kmod/*.h "$src/kmod/"
 	cp kmod/uapi/rdmatrace.h "$src/kmod/uapi/"
 	# The test modules build beside it (dkms.conf installs only rdmatrace).
 	cp tests/kmod/Kbuild tests/kmod/workload.c tests/kmod/rdt_loopback.[ch] \

@@ -43,6 +43,41 @@ static char *dev_name_param = "rxe0";
 module_param_named(dev, dev_name_param, charp, 0444);
 MODULE_PARM_DESC(dev, "RDMA device (RoCE) to use, default rxe0");
 
+#ifndef RDT_HAVE_DEVICE_GET_BY_NAME
+/*
+ * 7.2 has no ib_device_get_by_name(): a client registered for the lookup
+ * is offered every registered device and takes a reference on the one so
+ * named.  Its add declines every device, so nothing is left to remove.
+ */
+static const char *wl_want;
+static struct ib_device *wl_found;
+
+static int wl_find_add(struct ib_device *dev)
+{
+	if (!wl_found && !strcmp(dev_name(&dev->dev), wl_want) &&
+	    ib_device_try_get(dev))
+		wl_found = dev;
+	return -EOPNOTSUPP;
+}
+
+static struct ib_client wl_find_client = {
+	.name = "rdt_workload_find",
+	.add = wl_find_add,
+	.no_kverbs_req = 1,
+};
+
+static struct ib_device *ib_device_get_by_name(const char *name,
+					       enum rdma_driver_id driver_id)
+{
+	wl_want = name;
+	wl_found = NULL;
+	if (ib_register_client(&wl_find_client))
+		return NULL;
+	ib_unregister_client(&wl_find_client);
+	return wl_found;
+}
+#endif
+
 static uint count = 16;
 module_param(count, uint, 0444);
 MODULE_PARM_DESC(count, "receives and sends per run (1..1024), default 16");

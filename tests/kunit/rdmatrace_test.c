@@ -13,7 +13,7 @@
 
 #include "rdt.h"
 
-MODULE_IMPORT_NS(RDMATRACE_KUNIT);
+MODULE_IMPORT_NS(RDT_KUNIT_NS);
 
 /* ---- rdt_encode ------------------------------------------------------- */
 
