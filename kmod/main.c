@@ -99,6 +99,7 @@ out_restrack:
 	/* A device may have been wrapped before the failure. */
 	synchronize_rcu_tasks();
 	synchronize_rcu();
+	rdt_dp_wait();
 	synchronize_srcu(&rdt_srcu);
 	synchronize_rcu_tasks();
 	rdt_restrack_exit();
@@ -120,6 +121,8 @@ static void __exit rdt_exit(void)
 	 */
 	synchronize_rcu_tasks();
 	synchronize_rcu();
+	/* PREEMPT_RT: data path wrappers blocked in a driver's lock. */
+	rdt_dp_wait();
 	/* Wrappers inside their SRCU section, possibly sleeping. */
 	synchronize_srcu(&rdt_srcu);
 	/* The last instructions of each wrapper after srcu_read_unlock(). */

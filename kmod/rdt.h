@@ -99,6 +99,30 @@ static inline bool rdt_want(u16 type)
 	       (READ_ONCE(rdt_cur_filter.evmask) & RDT_EVMASK(type));
 }
 
+/*
+ * The data path's wrappers in flight, where they can sleep: on PREEMPT_RT a
+ * driver's spinlock_t is a sleeping lock, and RCU Tasks counts a task
+ * blocked on one as quiescent, so module exit counts them instead
+ * (rdt_dp_wait(), wrap.c).  Elsewhere these ops never sleep: nothing to
+ * count, and the wrappers stay as they were.
+ */
+#ifdef CONFIG_PREEMPT_RT
+DECLARE_PER_CPU(long, rdt_dp_inflight);
+static __always_inline void rdt_dp_enter(void)
+{
+	this_cpu_inc(rdt_dp_inflight);
+}
+
+static __always_inline void rdt_dp_exit(void)
+{
+	this_cpu_dec(rdt_dp_inflight);
+}
+#else
+static __always_inline void rdt_dp_enter(void) { }
+static __always_inline void rdt_dp_exit(void) { }
+#endif
+void rdt_dp_wait(void);
+
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 	      u16 dur_off);
 

@@ -18,6 +18,7 @@
  *    context; contexts stay findable until module exit, so a caller that
  *    loaded a wrapper's address before the unwrap still finds its original;
  *  - module exit (main.c): synchronize_rcu_tasks(), synchronize_rcu(),
+ *    on PREEMPT_RT the data path's count in flight (rdt_dp_wait()),
  *    synchronize_srcu(), synchronize_rcu_tasks(), then free the contexts.
  *
  * Every wrapper is a thin adapter: capture what the call will free, call
@@ -30,9 +31,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/xarray.h>
@@ -481,6 +484,46 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	rdt_tp_fire(req_notify_cq, rd->index, &ev);
 }
 
+#ifdef CONFIG_PREEMPT_RT
+DEFINE_PER_CPU(long, rdt_dp_inflight);
+
+/*
+ * Module exit, after every device is unwrapped and synchronize_rcu_tasks():
+ * no task can enter a data path wrapper any more (a caller that loaded one
+ * and was preempted before the call was waited for), and each one inside
+ * has counted itself on some CPU, visible here after the grace period.  A
+ * task counts on one CPU and may uncount on another: the sum is the number
+ * still inside, never 0 early (a late decrement only delays).  The last
+ * instructions after the decrement are waited for by the caller's
+ * synchronize_rcu_tasks() (a preempted task is no quiescent one).
+ */
+void rdt_dp_wait(void)
+{
+	unsigned long start = jiffies, said = 0;
+
+	for (;;) {
+		long n = 0;
+		int cpu;
+
+		for_each_possible_cpu(cpu)
+			n += READ_ONCE(per_cpu(rdt_dp_inflight, cpu));
+		if (n <= 0)
+			break;
+		if (time_after(jiffies, start + (said + 1) * 10 * HZ)) {
+			said++;
+			pr_warn("unload: %ld data path calls still inside a driver after %lu s\n",
+				n, said * 10);
+		}
+		usleep_range(1000, 2000);
+	}
+	smp_mb();	/* their last loads before what exit frees */
+}
+#else
+void rdt_dp_wait(void)
+{
+}
+#endif
+
 /*
  * The data path wrappers.  While nothing traces (the relay trace off and
  * their tracepoints off: a flag and key counts, loads, never patched
@@ -490,7 +533,11 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
  * spinlocks or run in softirq), module exit frees the contexts only after
  * synchronize_rcu_tasks() (every task that is, even preempted, inside
  * this module's text) and synchronize_rcu() (interrupts, on idle CPUs
- * too), and the relay trace is read with interrupts off (emit.c).
+ * too), and the relay trace is read with interrupts off (emit.c).  On
+ * PREEMPT_RT a driver's spinlock_t sleeps, and RCU Tasks takes a task
+ * blocked on one for a quiescent one: there each wrapper also counts
+ * itself in flight (rdt_dp_enter(), two per-CPU adds, no barrier) and
+ * exit waits for the count (rdt_dp_wait()).
  */
 
 /* Off, and not the last device wrapped: the hash lookup, out of line. */
@@ -503,8 +550,9 @@ static noinline int rdt_slow_post_send(struct ib_qp *qp,
 	return rd ? rd->orig.post_send(qp, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
+static __always_inline int
+__rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		const struct ib_send_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -517,6 +565,17 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	return rd->orig.post_send(qp, wr, bad);
 }
 
+static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_send(qp, wr, bad);
+	rdt_dp_exit();
+	return ret;
+}
+
 static noinline int rdt_slow_post_recv(struct ib_qp *qp,
 				       const struct ib_recv_wr *wr,
 				       const struct ib_recv_wr **bad)
@@ -526,8 +585,9 @@ static noinline int rdt_slow_post_recv(struct ib_qp *qp,
 	return rd ? rd->orig.post_recv(qp, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad)
+static __always_inline int
+__rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -540,6 +600,17 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 	return rd->orig.post_recv(qp, wr, bad);
 }
 
+static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_recv(qp, wr, bad);
+	rdt_dp_exit();
+	return ret;
+}
+
 static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
 					   const struct ib_recv_wr *wr,
 					   const struct ib_recv_wr **bad)
@@ -549,8 +620,9 @@ static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
 	return rd ? rd->orig.post_srq_recv(srq, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
-			     const struct ib_recv_wr **bad)
+static __always_inline int
+__rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -561,6 +633,17 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 	if (unlikely(rd->ibdev != srq->device))
 		return rdt_slow_post_srq_recv(srq, wr, bad);
 	return rd->orig.post_srq_recv(srq, wr, bad);
+}
+
+static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_srq_recv(srq, wr, bad);
+	rdt_dp_exit();
+	return ret;
 }
 
 static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
@@ -586,7 +669,8 @@ static noinline int rdt_slow_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 	return rd ? rd->orig.poll_cq(cq, n, wc) : -ENODEV;
 }
 
-static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+static __always_inline int
+__rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	struct rdt_dev *rd;
 
@@ -597,6 +681,16 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_poll_cq(cq, n, wc);
 	return rd->orig.poll_cq(cq, n, wc);
+}
+
+static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_poll_cq(cq, n, wc);
+	rdt_dp_exit();
+	return ret;
 }
 
 static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
@@ -624,7 +718,8 @@ static noinline int rdt_slow_req_notify_cq(struct ib_cq *cq,
 	return rd ? rd->orig.req_notify_cq(cq, flags) : -ENODEV;
 }
 
-static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+static __always_inline int
+__rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 {
 	struct rdt_dev *rd;
 
@@ -634,6 +729,16 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_req_notify_cq(cq, flags);
 	return rd->orig.req_notify_cq(cq, flags);
+}
+
+static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_req_notify_cq(cq, flags);
+	rdt_dp_exit();
+	return ret;
 }
 
 /* ---- control path adapters ------------------------------------------- */
