@@ -123,6 +123,12 @@ static __always_inline void rdt_dp_exit(void) { }
 #endif
 void rdt_dp_wait(void);
 
+/* Other modules' wrappers over ours: refuse or defer the unload (wrap.c). */
+extern bool rdt_exiting;
+extern unsigned int rdt_stack_check_ms;
+void rdt_stack_watch_start(void);
+void rdt_stack_watch_stop(void);
+
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 	      u16 dur_off);
 

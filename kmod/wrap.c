@@ -34,10 +34,12 @@
 #include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/hashtable.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "rdt.h"
@@ -52,6 +54,7 @@ struct rdt_dev {
 	bool			retired;
 	unsigned long		mask;		/* bit i: rdt_ops[i] is ours */
 	unsigned long		live;		/* of those, in device->ops now */
+	unsigned long		stacked;	/* of those, wrapped over by others */
 	unsigned int		nr_wrapped;	/* bits in mask */
 	char			name[RDT_NAME_LEN];
 	rdt_ops_t		orig;		/* saved originals */
@@ -1386,6 +1389,98 @@ void rdt_tp_unreg(void)
 	rdt_hot_put();
 }
 
+/* ---- wrappers stacked over ours ---------------------------------------- */
+
+/*
+ * Another module may wrap an op over ours: save our wrapper as its
+ * original and put its own in device->ops.  Its wrapper then calls ours for
+ * as long as it stays there, so this module's text must stay too: an
+ * unload would free code that the other module still calls.  A check every
+ * second finds such ops; while any exists the module holds a reference on
+ * itself, so `rmmod rdmatrace` fails ("in use"), and the log names the
+ * device, the op and the function over ours (stack_check_ms: how often;
+ * 0, never).  An unload that begins before
+ * the check saw one waits in exit until that wrapper is undone
+ * (rdt_dev_unwrap(), rdt_exiting).
+ */
+bool rdt_exiting;
+unsigned int rdt_stack_check_ms = 1000;
+static bool rdt_pinned;
+static void rdt_stack_check(struct work_struct *work);
+static DECLARE_DELAYED_WORK(rdt_stack_work, rdt_stack_check);
+
+/* Under rdt_dev_mutex: rd's ops in device->ops that no longer hold ours. */
+static unsigned long rdt_dev_stacked(struct rdt_dev *rd)
+{
+	unsigned long stacked = 0;
+	unsigned int i;
+
+	for (i = 0; i < rdt_nr_ops; i++)
+		if ((rd->live & BIT(i)) &&
+		    READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])) !=
+		    *rdt_slot(&rdt_wrappers, &rdt_ops[i]))
+			stacked |= BIT(i);
+	return stacked;
+}
+
+static void rdt_say_stacked(struct rdt_dev *rd, unsigned long ops,
+			    const char *what)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, &ops, rdt_nr_ops)
+		pr_warn("%s: %s is wrapped over rdmatrace's by %ps: %s\n",
+			rd->name, rdt_ops[i].name,
+			READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])),
+			what);
+}
+
+static void rdt_stack_check(struct work_struct *work)
+{
+	bool any = false;
+	struct rdt_dev *rd;
+
+	mutex_lock(&rdt_dev_mutex);
+	list_for_each_entry(rd, &rdt_dev_list, lnode) {
+		unsigned long now;
+
+		if (!rd->ready || rd->retired)
+			continue;
+		now = rdt_dev_stacked(rd);
+		if (now & ~rd->stacked)
+			rdt_say_stacked(rd, now & ~rd->stacked,
+					"rdmatrace stays loaded (in use) until that is undone");
+		rd->stacked = now;
+		any |= !!now;
+	}
+	if (any && !rdt_pinned) {
+		__module_get(THIS_MODULE);
+		rdt_pinned = true;
+	} else if (!any && rdt_pinned) {
+		pr_info("no wrapper over rdmatrace's any more: it can be unloaded\n");
+		module_put(THIS_MODULE);
+		rdt_pinned = false;
+	}
+	mutex_unlock(&rdt_dev_mutex);
+	if (!READ_ONCE(rdt_exiting))
+		schedule_delayed_work(&rdt_stack_work,
+				      msecs_to_jiffies(rdt_stack_check_ms));
+}
+
+void rdt_stack_watch_start(void)
+{
+	if (rdt_stack_check_ms)
+		schedule_delayed_work(&rdt_stack_work,
+				      msecs_to_jiffies(rdt_stack_check_ms));
+}
+
+/* Exit: no reference held (exit would not run), none taken any more. */
+void rdt_stack_watch_stop(void)
+{
+	WRITE_ONCE(rdt_exiting, true);
+	cancel_delayed_work_sync(&rdt_stack_work);
+}
+
 /*
  * Open to fail_function: fail-nth cannot aim at its kzalloc among a device
  * add's ~15000 allocation sites (tests/stress/faults.test).
@@ -1427,6 +1522,37 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 
 ALLOW_ERROR_INJECTION(rdt_dev_wrap, ERRNO);
 
+/*
+ * Module exit with another module's wrapper over ours (put there after the
+ * last check, or an unload forced past the reference): our text must
+ * outlive its calls, so wait until it is undone (its module puts ours
+ * back), putting each original back as soon as ours is there again.
+ */
+static unsigned int rdt_dev_unstack(struct rdt_dev *rd, unsigned long foreign)
+{
+	unsigned long start = jiffies, said = 0, left;
+	unsigned int nr = 0;
+
+	rdt_say_stacked(rd, foreign,
+			"rdmatrace's unload waits until that is undone");
+	while (foreign) {
+		mutex_unlock(&rdt_dev_mutex);
+		msleep(100);
+		mutex_lock(&rdt_dev_mutex);
+		nr += rdt_ops_uninstall(&rd->ibdev->ops, &rd->orig,
+					&rdt_wrappers, rdt_ops, rdt_nr_ops,
+					foreign, &left);
+		foreign = left;
+		if (foreign && time_after(jiffies, start + (said + 1) * 30 * HZ)) {
+			said++;
+			rdt_say_stacked(rd, foreign, "still waiting");
+		}
+	}
+	pr_info("%s: the wrappers over rdmatrace's are gone: unloading\n",
+		rd->name);
+	return nr;
+}
+
 void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 {
 	unsigned long foreign;
@@ -1435,6 +1561,15 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	mutex_lock(&rdt_dev_mutex);
 	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
 			       rdt_nr_ops, rd->live, &foreign);
+	/*
+	 * A device going away may keep a wrapper over ours (this context
+	 * stays findable until exit, and the device is not called after its
+	 * removal); exit may not.
+	 */
+	if (foreign && READ_ONCE(rdt_exiting)) {
+		nr += rdt_dev_unstack(rd, foreign);
+		foreign = 0;
+	}
 	/* The data path's, when untraced, are back already. */
 	nr += hweight_long(rd->mask & ~rd->live);
 	rd->live = 0;
@@ -1442,8 +1577,9 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	if (rdt_dev_last == rd)
 		WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	mutex_unlock(&rdt_dev_mutex);
-	WARN(foreign, "rdmatrace: %s: %lu ops were changed by someone else; left in place\n",
-	     rd->name, hweight_long(foreign));
+	if (foreign)
+		pr_warn("%s: removed with %lu ops wrapped over rdmatrace's: left in place\n",
+			rd->name, hweight_long(foreign));
 	rdt_restrack_forget(rd->index);
 	/* Its QPs are gone; a wrapper still running may add one back. */
 	xa_destroy(&rd->qp_state);
