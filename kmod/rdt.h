@@ -177,6 +177,16 @@ static inline void rdt_slot_publish(struct rdt_slot *s)
 	WRITE_ONCE(s->buf->offset, s->buf->offset + s->size);
 }
 
+/*
+ * A verb's time in its driver: from start (its entry) to this record's
+ * stamp.  The entry may have been read on another CPU, whose clock can
+ * read a little ahead of this one's: 0 then, never a wrapped value.
+ */
+static inline u64 rdt_slot_dur(const struct rdt_slot *s, u64 start)
+{
+	return s->ts > start ? s->ts - start : 0;
+}
+
 /* Publish a reserved record; interrupts come back on. */
 static inline void rdt_commit(struct rdt_slot *s)
 {

@@ -305,7 +305,7 @@ static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
 		return;
 	ev->qpn = qp->qp_num;
 	ev->ret = ret;
-	ev->dur_ns = s.ts > start ? s.ts - start : 0;
+	ev->dur_ns = rdt_slot_dur(&s, start);
 	rdt_commit(&s);
 }
 
@@ -449,7 +449,7 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 	ev->flags = flags;
 	ev->ret = ret;
 	ev->pad = 0;
-	ev->dur_ns = s.ts > start ? s.ts - start : 0;
+	ev->dur_ns = rdt_slot_dur(&s, start);
 	rdt_commit(&s);
 }
 
