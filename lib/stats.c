@@ -197,11 +197,13 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	}
 	switch (r->hdr.type) {
 	case RDT_EV_POST_SEND:
+	case RDT_EV_VERBS_POST_SEND:
 		q->sends++;
 		q->send_bytes += r->post_send.total_len;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_RECV:
+	case RDT_EV_VERBS_POST_RECV:
 		q->recvs++;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
@@ -209,6 +211,7 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		q->doorbells++;
 		break;
 	case RDT_EV_POST_FAIL:	/* its unposted WRs will not complete */
+	case RDT_EV_VERBS_POST_FAIL:
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_QP_MODIFY:
@@ -219,7 +222,8 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		break;
 	case RDT_EV_POLL_CQ_WC:
 	case RDT_EV_RXE_CQE:
-		if (r->hdr.type == RDT_EV_POLL_CQ_WC) {
+	case RDT_EV_VERBS_WC:
+		if (r->hdr.type != RDT_EV_RXE_CQE) {
 			q->wcs++;
 			q->wc_errors += r->wc.status != 0;
 		} else {

@@ -4,6 +4,7 @@
  * + BPF) or from trace files, like blkparse does for blktrace.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +56,11 @@ static void usage(FILE *f)
 "      --tcp             TCP retransmits\n"
 "      --usdt=BIN        rdmatrace:coll_begin/coll_end USDT marks in BIN\n"
 "                        (e.g. rdma-ring-allreduce; only when asked for)\n"
+"      --verbs[=PID]     every userspace verbs application's work requests and\n"
+"                        completions (mlx5's too), by uprobes on the providers'\n"
+"                        post_send, post_recv, post_srq_recv and poll_cq; a\n"
+"                        uprobe costs microseconds a call: only when asked for,\n"
+"                        PID: that process only\n"
 "                        (no --nccl/--rxe/--tcp: all that are available)\n"
 "      --no-enable       do not switch the module's tracing on for --follow\n"
 "      --window MS       reorder window of live sources and saved captures\n"
@@ -91,7 +97,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
-	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
+	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT, OPT_VERBS,
 	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
 	OPT_STRICT,
 };
@@ -119,6 +125,7 @@ static const struct option longopts[] = {
 	{ "no-enable", no_argument, NULL, OPT_NO_ENABLE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "usdt", required_argument, NULL, OPT_USDT },
+	{ "verbs", optional_argument, NULL, OPT_VERBS },
 	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
 	{ "counters", optional_argument, NULL, OPT_COUNTERS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
@@ -131,7 +138,8 @@ struct args {
 	const char **inputs;
 	int ninputs;
 	bool follow, no_relay, no_bpf, no_enable, quiet, stats, no_np;
-	bool want_nccl, want_rxe, want_tcp;
+	bool want_nccl, want_rxe, want_tcp, want_verbs;
+	int verbs_pid;
 	bool want_counters, no_counters;
 	unsigned long counters_ms;
 	const char *nccl_target, *usdt_target, *relay_dir, *output, *write_path;
@@ -272,6 +280,8 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 			.rxe = !any || a->want_rxe,
 			.tcp = !any || a->want_tcp,
 			.usdt = a->usdt_target != NULL,
+			.verbs = a->want_verbs,
+			.verbs_pid = a->verbs_pid,
 			.nccl_target = a->nccl_target,
 			.usdt_target = a->usdt_target,
 		};
@@ -280,7 +290,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 		if (idx < 0) {
 			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
 			/* Explicitly requested sources must not vanish quietly. */
-			if (any || a->usdt_target || a->no_relay)
+			if (any || a->usdt_target || a->want_verbs || a->no_relay)
 				return -1;
 		} else {
 			fprintf(stderr, "%s", rdt_reader_source_status(r, (unsigned int)idx));
@@ -288,9 +298,9 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	}
 #else
 	if (a->want_nccl || a->want_rxe || a->want_tcp || a->usdt_target ||
-	    (a->no_relay && a->no_np)) {
+	    a->want_verbs || (a->no_relay && a->no_np)) {
 		fprintf(stderr, "rdmatrace-dump: built without BPF support: "
-			"--nccl/--rxe/--tcp/--usdt are unavailable\n");
+			"--nccl/--rxe/--tcp/--usdt/--verbs are unavailable\n");
 		return -1;
 	}
 	fprintf(stderr, "rdmatrace-dump: BPF sources: not built in\n");
@@ -415,6 +425,22 @@ int main(int argc, char **argv)
 		case OPT_NO_ENABLE: a.no_enable = true; break;
 		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
 		case OPT_USDT: a.usdt_target = optarg; break;
+		case OPT_VERBS:
+			a.want_verbs = true;
+			if (optarg) {
+				char *end;
+				long v;
+
+				errno = 0;
+				v = strtol(optarg, &end, 10);
+				if (*end || !*optarg || errno || v <= 0 || v > INT_MAX) {
+					fprintf(stderr, "rdmatrace-dump: --verbs=%s: not a "
+						"process id\n", optarg);
+					goto out;
+				}
+				a.verbs_pid = (int)v;
+			}
+			break;
 		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
 		case OPT_COUNTERS:
 			a.want_counters = true;
@@ -488,7 +514,7 @@ int main(int argc, char **argv)
 		/* Its events are the recording's: nothing live belongs with
 		 * them. */
 		if (a.follow || a.want_nccl || a.want_rxe || a.want_tcp ||
-		    a.usdt_target || a.want_counters) {
+		    a.usdt_target || a.want_verbs || a.want_counters) {
 			fprintf(stderr, "rdmatrace-dump: %s is a capture saved by "
 				"rdmatrace-record: it is decoded as it is, "
 				"without --follow or BPF sources\n",
