@@ -21,8 +21,10 @@
 #include <bpf/bpf_tracing.h>
 #include "rdt_emit.bpf.h"
 
-/* libbpf 1.1 (Debian 12) has no BPF_UPROBE: the kprobe forms read the
- * same pt_regs. */
+/*
+ * libbpf 1.1 (Debian 12) has no BPF_UPROBE: the kprobe forms read the
+ * same pt_regs.
+ */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -109,8 +111,10 @@ static __always_inline __u32 rd32(__u64 addr)
 	return v;
 }
 
-/* The kernel's index of the device behind a context; RDT_NO_DEV if the
- * name is not one the loader saw. */
+/*
+ * The kernel's index of the device behind a context; RDT_NO_DEV if the
+ * name is not one the loader saw.
+ */
 static __always_inline __u32 ctx_dev(__u64 ctx)
 {
 	struct ctx_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .ctx = ctx };
