@@ -31,6 +31,25 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* Polls until @want completions in all, printing each; at most 10 s, a
+ * poll every ms (each one a uprobe while traced). */
+static int poll_until(struct ibv_cq *cq, int want, int got)
+{
+	for (int tries = 0; got < want && tries < 10000; tries++) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(cq, 1, &wc) != 1) {
+			usleep(1000);
+			continue;
+		}
+		printf("qpn=%u wr_id=%llu status=%d vendor_err=0x%x opcode=%d\n",
+		       wc.qp_num, (unsigned long long)wc.wr_id, wc.status, wc.vendor_err,
+		       wc.opcode);
+		got++;
+	}
+	return got;
+}
+
 static void to_rts(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *gid, int sgid)
 {
 	struct ibv_qp_attr a = {
@@ -84,7 +103,7 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	int n, got = 0, tries = 0;
+	int n, got;
 
 	if (argc != 3)
 		die("usage: verbs-err DEV GID_INDEX");
@@ -124,33 +143,10 @@ int main(int argc, char **argv)
 	if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &s1, &sbad))
 		die("post");
 	/* the second after the first completed: the QP is in error by then */
-	/* at most 10 s; a poll every ms (each one a uprobe while traced) */
-	while (got < 1 && tries++ < 10000) {
-		struct ibv_wc wc;
-
-		if (ibv_poll_cq(cq, 1, &wc) != 1) {
-			usleep(1000);
-		} else {
-			printf("qpn=%u wr_id=%llu status=%d vendor_err=0x%x opcode=%d\n",
-			       wc.qp_num, (unsigned long long)wc.wr_id,
-			       wc.status, wc.vendor_err, wc.opcode);
-			got++;
-		}
-	}
+	got = poll_until(cq, 1, 0);
 	if (ibv_post_send(a, &s2, &sbad))
 		printf("post_send after the error: refused\n");
-	for (tries = 0; got < 2 && tries < 10000; tries++) {
-		struct ibv_wc wc;
-
-		if (ibv_poll_cq(cq, 1, &wc) != 1) {
-			usleep(1000);
-		} else {
-			printf("qpn=%u wr_id=%llu status=%d vendor_err=0x%x opcode=%d\n",
-			       wc.qp_num, (unsigned long long)wc.wr_id,
-			       wc.status, wc.vendor_err, wc.opcode);
-			got++;
-		}
-	}
+	got = poll_until(cq, 2, got);
 	printf("qp_a=%u qp_b=%u completions=%d polled_ms=%ld\n", a->qp_num, b->qp_num,
 	       got, ms() - t0);
 	fflush(stdout);
