@@ -254,7 +254,7 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 	rdt_verbs_offsets(&o);
 #define RO(f) (b->verbs->rodata->f = o.f)
 	RO(qp_context); RO(qp_num); RO(srq_context); RO(srq_handle); RO(cq_context);
-	RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_size); RO(swr_next);
+	RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_next);
 	RO(swr_sg); RO(swr_nsge); RO(swr_opcode); RO(swr_flags); RO(swr_imm);
 	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
 	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);

@@ -29,7 +29,7 @@ int rdt_nccl_attach(struct bpf_program *enter, struct bpf_program *exit,
 /* verbs.h's layout, for verbs.bpf.c (its rodata, set before load). */
 struct rdt_verbs_offsets {
 	unsigned int qp_context, qp_num, srq_context, srq_handle, cq_context, cq_handle,
-		     ctx_device, dev_name, swr_size, swr_next, swr_sg, swr_nsge, swr_opcode,
+		     ctx_device, dev_name, swr_next, swr_sg, swr_nsge, swr_opcode,
 		     swr_flags, swr_imm, swr_raddr, swr_rkey, rwr_next, rwr_sg, rwr_nsge,
 		     sge_size, sge_len, wc_size, wc_status, wc_opcode, wc_vendor, wc_len,
 		     wc_imm, wc_qpn, wc_srcqp, wc_flags;

@@ -42,7 +42,6 @@ const volatile __u32 cq_context = 0;	/* ibv_cq.context */
 const volatile __u32 cq_handle = 24;	/* ibv_cq.handle */
 const volatile __u32 ctx_device = 0;	/* ibv_context.device */
 const volatile __u32 dev_name = 24;		/* ibv_device.name */
-const volatile __u32 swr_size = 0;		/* sizeof(struct ibv_send_wr) */
 const volatile __u32 swr_next = 8, swr_sg = 16, swr_nsge = 24, swr_opcode = 28,
 		     swr_flags = 32, swr_imm = 36, swr_raddr = 40, swr_rkey = 48;
 const volatile __u32 rwr_next = 8, rwr_sg = 16, rwr_nsge = 24;
@@ -76,13 +75,12 @@ struct {
 /* A post or poll in flight on a thread: what its return needs. */
 struct call {
 	__u64 ts;
-	__u64 obj;		/* ibv_qp / ibv_srq / ibv_cq */
 	__u64 list;		/* first WR, or the ibv_wc array */
 	__u64 bad;		/* bad_wr pointer, for a post */
 	__u32 dev;
 	__u32 id;		/* qpn, srq handle, cq handle */
 	__u32 nr;		/* WRs in the list (bounded), num_entries */
-	__u32 id2;		/* poll's return: completions to read */
+	__u32 polled;		/* poll's return: completions to read */
 	__u16 type;		/* RDT_EV_VERBS_POST_SEND / _RECV, or WC */
 	__u8 srq;
 	__u8 pad;
@@ -245,7 +243,7 @@ static int recv_wr(__u32 i, struct call *c)
 SEC("uprobe")
 int BPF_KPROBE(verbs_post_send, void *qp, void *wr, void *bad)
 {
-	struct call c = { .ts = bpf_ktime_get_ns(), .obj = (__u64)qp, .list = (__u64)wr,
+	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
 			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_SEND };
 
 	c.dev = ctx_dev(rd64((__u64)qp + qp_context));
@@ -258,7 +256,7 @@ int BPF_KPROBE(verbs_post_send, void *qp, void *wr, void *bad)
 
 static __always_inline int post_recv(void *obj, void *wr, void *bad, bool srq)
 {
-	struct call c = { .ts = bpf_ktime_get_ns(), .obj = (__u64)obj, .list = (__u64)wr,
+	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
 			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_RECV, .srq = srq };
 
 	if (srq) {
@@ -333,8 +331,7 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 		e->srq_id = c->srq ? c->id : 0;
 		/* providers return an errno value; the module's records -errno */
 		e->ret = ret > 0 ? -ret : ret;
-		e->post_type = c->type == RDT_EV_VERBS_POST_SEND ? RDT_EV_VERBS_POST_SEND :
-								   RDT_EV_VERBS_POST_RECV;
+		e->post_type = c->type;	/* VERBS_POST_SEND or _RECV here */
 		e->nr_wr = c->nr;
 		e->bad_index = bad && w == bad ? i : RDT_BAD_INDEX_UNKNOWN;
 		e->srq = c->srq;
@@ -349,7 +346,7 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 SEC("uprobe")
 int BPF_KPROBE(verbs_poll_cq, void *cq, int num, void *wc)
 {
-	struct call c = { .obj = (__u64)cq, .list = (__u64)wc, .type = RDT_EV_VERBS_WC };
+	struct call c = { .list = (__u64)wc, .type = RDT_EV_VERBS_WC };
 
 	c.nr = num > 0 ? num : 0;
 	c.dev = ctx_dev(rd64((__u64)cq + cq_context));
@@ -363,7 +360,7 @@ static int one_wc(__u32 i, struct call *c)
 	struct rdt_ev_poll_cq_wc *e;
 	__u64 w = c->list + (__u64)i * wc_size;
 
-	if ((int)i >= (int)c->id2 || i >= c->nr)
+	if ((int)i >= (int)c->polled || i >= c->nr)
 		return 1;
 	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_WC, c->ts, c->dev);
 	if (!e)
@@ -404,7 +401,7 @@ int BPF_KRETPROBE(verbs_poll_cq_ret, int ret)
 		struct call cc = *c;
 
 		cc.ts = ts;
-		cc.id2 = ret;
+		cc.polled = ret;
 		bpf_loop(MAX_WC, one_wc, &cc, 0);
 	}
 	bpf_map_delete_elem(&verbs_calls, &tid);

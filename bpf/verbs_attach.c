@@ -135,7 +135,6 @@ void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
 	o->cq_handle = offsetof(struct ibv_cq, handle);
 	o->ctx_device = offsetof(struct ibv_context, device);
 	o->dev_name = offsetof(struct ibv_device, name);
-	o->swr_size = sizeof(struct ibv_send_wr);
 	o->swr_next = offsetof(struct ibv_send_wr, next);
 	o->swr_sg = offsetof(struct ibv_send_wr, sg_list);
 	o->swr_nsge = offsetof(struct ibv_send_wr, num_sge);
@@ -189,10 +188,12 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		uintptr_t fn[NOPS];
 		uint32_t idx;
 		uint64_t h;
+		int i;
 
 		if (!name)
 			continue;
-		idx = l.index && l.index(list[d]) >= 0 ? (uint32_t)l.index(list[d]) : RDT_NO_DEV;
+		i = l.index ? l.index(list[d]) : -1;
+		idx = i >= 0 ? (uint32_t)i : RDT_NO_DEV;
 		h = name_hash(name);
 		bpf_map_update_elem(devs_fd, &h, &idx, BPF_ANY);
 		used += snprintf(devnames + used, used < sizeof(devnames) ? sizeof(devnames) - used : 0,
@@ -219,22 +220,23 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		l.close(ctx);
 	}
 	l.free_list(list);
+	struct bpf_program *on_entry[NOPS] = { p->post_send, p->post_recv, p->post_srq_recv,
+					      p->poll_cq };
+	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
+					       p->poll_cq_ret };
+
 	for (size_t i = 0; i < npr; i++) {
-		struct bpf_program *enter = pr[i].op == OP_POST_SEND ? p->post_send :
-					    pr[i].op == OP_POST_RECV ? p->post_recv :
-					    pr[i].op == OP_POST_SRQ_RECV ? p->post_srq_recv :
-					    p->poll_cq;
-		struct bpf_program *exit = pr[i].op == OP_POLL_CQ ? p->poll_cq_ret : p->post_ret;
-		int e = attach_one(enter, false, pid, &pr[i], links);
+		int e = attach_one(on_entry[pr[i].op], false, pid, &pr[i], links);
 
 		if (!e)
-			e = attach_one(exit, true, pid, &pr[i], links);
+			e = attach_one(on_return[pr[i].op], true, pid, &pr[i], links);
 		if (e)
 			err = e;
 		else
 			nattached++;
 	}
-	/* dlclose would unmap the providers the probes name: keep it */
+	/* libibverbs stays open: closing it gains nothing here (the probes
+	 * are on the providers' files, whatever this process maps) */
 	if (!npr) {
 		snprintf(msg, msglen, "devices %s: no provider data path found", devnames);
 		return 0;
