@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdmatrace/rdmatrace.h>
@@ -19,12 +20,18 @@
 
 #define DEFAULT_RELAY "/sys/kernel/debug/rdmatrace"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, picture_requested;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	picture_requested = 1;
 }
 
 static void usage(FILE *f)
@@ -77,6 +84,10 @@ static void usage(FILE *f)
 "  -w, --write FILE      formatted output to FILE (default stdout; sqlite needs one)\n"
 "  -q, --quiet           no per-event output\n"
 "  -s, --stats           per-QP counts, WR latency, collective bandwidth, drops\n"
+"      --stuck=SECONDS   report to stderr each QP whose oldest send WR has had\n"
+"                        no completion for SECONDS (live: when it happens, and\n"
+"                        again when it changes; files: every episode and the\n"
+"                        end); kill -USR1 prints the picture at once\n"
 "\n"
 "Filters (comma-separated lists; loss and bookkeeping records always pass):\n"
 "      --dev LIST        device names or indexes\n"
@@ -97,7 +108,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
-	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT, OPT_VERBS,
+	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT, OPT_VERBS, OPT_STUCK,
 	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
 	OPT_STRICT,
 };
@@ -126,6 +137,7 @@ static const struct option longopts[] = {
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "usdt", required_argument, NULL, OPT_USDT },
 	{ "verbs", optional_argument, NULL, OPT_VERBS },
+	{ "stuck", required_argument, NULL, OPT_STUCK },
 	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
 	{ "counters", optional_argument, NULL, OPT_COUNTERS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
@@ -147,6 +159,7 @@ struct args {
 	bool format_given;
 	unsigned long window_ms;
 	int clock_align;	/* enum rdt_clock_align */
+	uint64_t stuck_ns;	/* --stuck, 0: off */
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
@@ -374,6 +387,52 @@ static bool drop_report(struct rdt_reader *r, uint64_t events, bool *given_up)
 	return corrupt;
 }
 
+/*
+ * --stuck: the tracker's clock is the trace's.  Live, that is now on
+ * CLOCK_MONOTONIC (a live trace is one host's); from files, the last
+ * event's time, so that an episode is found where it happened.  Checked
+ * at most every quarter of the limit (and each second at most), and at
+ * once on SIGUSR1.
+ */
+static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
+		       const struct args *a, const struct rdt_event *ev,
+		       uint64_t *next, uint64_t *last)
+{
+	uint64_t now;
+
+	if (ev && ev->ts > *last)
+		*last = ev->ts;
+	if (a->follow) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	} else {
+		now = *last;
+	}
+	if (picture_requested) {
+		picture_requested = 0;
+		rdt_stuck_print(s, r, now, stderr);
+	}
+	if (now < *next)
+		return;
+	rdt_stuck_check(s, r, now, stderr);
+	*next = now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
+		       1000000000ull);
+}
+
+static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
+		      const struct args *a, uint64_t last)
+{
+	if (a->follow)
+		return;
+	if (rdt_stuck_check(s, r, last, stderr))
+		fprintf(stderr, "stuck: still stuck at the end of the trace (%.3f)\n",
+			(double)last / 1e9);
+	fprintf(stderr, "stuck: episodes=%llu\n",
+		(unsigned long long)rdt_stuck_episodes(s));
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
@@ -381,6 +440,8 @@ int main(int argc, char **argv)
 	struct rdt_filter *flt = rdt_filter_new();
 	struct rdt_sink *bin = NULL, *out = NULL;
 	struct rdt_stats *st = NULL;
+	struct rdt_stuck *stuck = NULL;
+	uint64_t next_check = 0, last_ts = 0;
 	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
 	struct sigaction sa;
@@ -441,6 +502,21 @@ int main(int argc, char **argv)
 				a.verbs_pid = (int)v;
 			}
 			break;
+		case OPT_STUCK: {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (*end || !*optarg || errno || !(v > 0) || v > 86400) {
+				fprintf(stderr, "rdmatrace-dump: --stuck=%s: not a "
+					"number of seconds (0 to 86400)\n", optarg);
+				ret = 2;
+				goto out;
+			}
+			a.stuck_ns = (uint64_t)(v * 1e9);
+			break;
+		}
 		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
 		case OPT_COUNTERS:
 			a.want_counters = true;
@@ -583,6 +659,15 @@ int main(int argc, char **argv)
 	}
 	if (a.stats)
 		st = rdt_stats_new();
+	if (a.stuck_ns) {
+		stuck = rdt_stuck_new(a.stuck_ns);
+		if (!stuck) {
+			ret = 1;
+			goto out;
+		}
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 
 	if (a.follow && !a.no_relay && !a.no_enable) {
 		int e = set_enable(a.relay_dir, true);
@@ -602,6 +687,9 @@ int main(int argc, char **argv)
 			stop_requested = 2;
 		}
 		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
+		if (stuck && (n == -EAGAIN || n > 0))
+			stuck_tick(stuck, r, &a, n > 0 ? &ev : NULL, &next_check,
+				   &last_ts);
 		if (n == -EAGAIN) {
 			np_status(r);
 			fflush(stdout);
@@ -626,8 +714,14 @@ int main(int argc, char **argv)
 		}
 		if (st)
 			rdt_stats_add(st, &ev);
+		if (stuck)
+			rdt_stuck_add(stuck, &ev);
 	}
 	np_status(r);
+	if (stuck) {
+		stuck_end(stuck, r, &a, last_ts);
+		rdt_stuck_free(stuck);
+	}
 	if (enabled)
 		set_enable(a.relay_dir, false);
 	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)
