@@ -22,7 +22,9 @@
  * its job's ranks: those waiting in it, those that never began it, and
  * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
  * busy outside RDMA leaves its peers' receives waiting with no send
- * outstanding anywhere: only its silence tells.
+ * outstanding anywhere, and silence does not single it out (its peers,
+ * asleep on their completion channels, trace nothing either): what does
+ * is the completions rxe made on its QPs that it has not polled.
  *
  * Memory is bounded: RDT_STUCK_MAX_QPS QPs and RDT_STUCK_MAX_WRS
  * outstanding sends per QP.  A post beyond either is not kept and is
@@ -245,7 +247,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 /*
  * A failed post's WRs from bad_index on were not posted: they were kept
  * as the newest of the queue, stamped with the call's time; take back the
- * newest (n_wrs - bad_index) of that stamp.
+ * newest (nr_wr - bad_index) of that stamp.
  */
 static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 {
