@@ -17,8 +17,16 @@
  * a second view of one already retired (rxe's CQE, then the poll that
  * returns it), or of a post made before tracing began.
  *
- * A collective (the USDT coll_begin/coll_end marks of rdma-ring-allreduce)
- * begun and not ended for longer than the limit is stuck too, and names
+ * A collective begun and not ended for longer than the limit is stuck
+ * too: rdma-ring-allreduce's USDT coll_begin/coll_end marks, or NCCL's
+ * through its profiler plugin.  NCCL stops a Coll event once it is
+ * enqueued; the collective runs until its children (kernel channels and
+ * proxy ops, whose parent is the Coll) stop, so a Coll is waiting from
+ * its first child's start to its last child's stop, and done once it
+ * stopped with every child stopped.  One that stopped without children
+ * yet is enqueued, not begun.  A rank's colls complete in order: a later
+ * one done retires every older one.  A waiting collective names
+ * its job's ranks: those waiting in it, those that never began it, and
  * its job's ranks: those waiting in it, those that never began it, and
  * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
  * busy outside RDMA leaves its peers' receives waiting with no send
@@ -32,7 +40,9 @@
  * queue overflowed retires everything at its next send completion that
  * matches nothing kept, since that completion is newer than all of them.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +51,9 @@
 #define RDT_STUCK_MAX_QPS	65536
 #define RDT_STUCK_MAX_WRS	4096
 #define RDT_STUCK_MAX_RANKS	4096
+/* NCCL plugin collectives kept per rank, and their open children. */
+#define RDT_STUCK_MAX_NPCOLLS	64
+#define RDT_STUCK_MAX_NPCHILD	1024
 #define NS			1000000000ull
 
 struct swr {
@@ -82,12 +95,36 @@ struct sqp {
 	uint64_t reported_wr_ts;
 };
 
+/* An NCCL Coll of the profiler plugin, not yet done. */
+struct npcoll {
+	uint64_t id, seq, ts;	/* ts: its enqueue */
+	uint64_t first;		/* its first child's start, 0: none yet */
+	uint32_t open, seen;	/* children started and not stopped; all */
+	bool stopped;		/* the Coll event's own stop (enqueued) */
+	char func[RDT_NP_STR];
+};
+
+/* An open child (kernel channel, proxy op) of a plugin Coll. */
+struct npchild {
+	uint64_t id, coll;
+	uint64_t ts;
+	int32_t peer;		/* proxy op: its peer; kernel channel: -1 */
+	uint32_t channel;
+	bool is_send, kernel;
+};
+
 /* A process that marks collectives (one rank of a job). */
 struct srank {
 	uint32_t host, pid;
 	int32_t rank, nranks;
 	char comm[16];
 	uint32_t op;
+	char func[RDT_NP_STR];	/* plugin: NCCL's name of the collective */
+	struct npcoll *np;	/* plugin: its colls not done, oldest first */
+	size_t nnp;
+	struct npchild *ch;	/* plugin: their open children */
+	size_t nch, capch;
+	uint64_t dropped_np;	/* colls or children not kept (bounds) */
 	uint64_t last_ev;	/* its last event of any kind */
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
@@ -103,6 +140,7 @@ struct rdt_stuck {
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
 	uint64_t dropped_qps;
+	bool procs;		/* host 0's ranks are this machine's processes */
 	bool stuck;		/* the last check found something stuck */
 	uint64_t since;		/* when it was first seen stuck */
 	uint64_t episodes;
@@ -117,6 +155,11 @@ RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
 	return s;
 }
 
+RDT_EXPORT void rdt_stuck_watch_procs(struct rdt_stuck *s, bool on)
+{
+	s->procs = on;
+}
+
 RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 {
 	if (!s)
@@ -124,6 +167,10 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
+	for (size_t i = 0; i < s->nranks; i++) {
+		free(s->ranks[i].np);
+		free(s->ranks[i].ch);
+	}
 	free(s->ranks);
 	free(s);
 }
@@ -399,6 +446,151 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 	}
 }
 
+/* ---- NCCL's collectives, through its profiler plugin -------------------- */
+
+/* The rank's position from its plugin colls: the oldest begun (a child
+ * started, not every one stopped) is the one it waits in. */
+static void np_position(struct srank *k)
+{
+	k->begun = 0;
+	for (size_t i = 0; i < k->nnp; i++) {
+		const struct npcoll *c = &k->np[i];
+
+		if (c->open) {
+			k->seq = c->seq;
+			k->begun = c->first;
+			snprintf(k->func, sizeof(k->func), "%s", c->func);
+			return;
+		}
+	}
+}
+
+/* Coll @i done: it and every older coll of the rank (in order). */
+static void np_retire(struct srank *k, size_t i)
+{
+	uint64_t seq = k->np[i].seq;
+
+	if (seq + 1 > k->last_seq)
+		k->last_seq = seq + 1;
+	for (size_t j = 0; j <= i; j++) {
+		/* Their children go too: the GPU ran the colls in order. */
+		for (size_t c = 0; c < k->nch;)
+			if (k->ch[c].coll == k->np[j].id)
+				k->ch[c] = k->ch[--k->nch];
+			else
+				c++;
+	}
+	memmove(k->np, k->np + i + 1, (k->nnp - i - 1) * sizeof(*k->np));
+	k->nnp -= i + 1;
+}
+
+static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	struct srank *k = rank_find(s, ev->host, ev->rec.hdr.pid, true);
+
+	if (k && !*k->comm && ev->comm && *ev->comm)
+		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
+	return k;
+}
+
+static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_coll *c = &ev->rec.np_coll;
+	struct srank *k = np_rank(s, ev);
+	struct npcoll *n;
+
+	if (!k)
+		return;
+	if (!k->np && !(k->np = calloc(RDT_STUCK_MAX_NPCOLLS, sizeof(*k->np)))) {
+		k->dropped_np++;
+		return;
+	}
+	if (k->nnp == RDT_STUCK_MAX_NPCOLLS) {
+		/* The oldest is the least likely to matter: a hang shows
+		 * in the newest that cannot start. */
+		k->dropped_np++;
+		np_retire(k, 0);
+	}
+	k->rank = c->ids.rank;
+	k->op = 0;
+	n = &k->np[k->nnp++];
+	*n = (struct npcoll){ .id = c->ids.id, .seq = c->seq, .ts = ev->ts };
+	memcpy(n->func, c->func, sizeof(n->func));
+	n->func[sizeof(n->func) - 1] = 0;
+	if (!k->begun)
+		snprintf(k->func, sizeof(k->func), "%s", n->func);
+}
+
+/* A kernel channel or proxy op starts: its parent may be a kept coll. */
+static void np_child(struct rdt_stuck *s, const struct rdt_event *ev,
+		     const struct rdt_np_ids *ids, int32_t peer,
+		     uint32_t channel, bool is_send, bool kernel)
+{
+	struct srank *k = rank_find(s, ev->host, ev->rec.hdr.pid, false);
+	struct npcoll *c = NULL;
+
+	if (!k || !ids->parent)
+		return;
+	for (size_t i = 0; i < k->nnp && !c; i++)
+		if (k->np[i].id == ids->parent)
+			c = &k->np[i];
+	if (!c)
+		return;
+	if (k->nch == k->capch) {
+		size_t cap = k->capch ? 2 * k->capch : 16;
+		struct npchild *v;
+
+		if (cap > RDT_STUCK_MAX_NPCHILD ||
+		    !(v = realloc(k->ch, cap * sizeof(*v)))) {
+			k->dropped_np++;
+			return;
+		}
+		k->ch = v;
+		k->capch = cap;
+	}
+	k->ch[k->nch++] = (struct npchild){ .id = ids->id, .coll = c->id,
+		.ts = ev->ts, .peer = peer, .channel = channel,
+		.is_send = is_send, .kernel = kernel };
+	if (!c->first)
+		c->first = ev->ts ? ev->ts : 1;
+	c->open++;
+	c->seen++;
+	np_position(k);
+}
+
+static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
+	struct srank *k;
+	uint64_t coll = ids->id;
+	size_t i;
+
+	if (!(ids->ntype & (RDT_NP_COLL | RDT_NP_KERNEL_CH | RDT_NP_PROXY_OP)))
+		return;
+	k = rank_find(s, ev->host, ev->rec.hdr.pid, false);
+	if (!k || !k->nnp)
+		return;
+	if (ids->ntype != RDT_NP_COLL) {
+		for (i = 0; i < k->nch && k->ch[i].id != ids->id; i++)
+			;
+		if (i == k->nch)
+			return;
+		coll = k->ch[i].coll;
+		k->ch[i] = k->ch[--k->nch];
+	}
+	for (i = 0; i < k->nnp && k->np[i].id != coll; i++)
+		;
+	if (i == k->nnp)
+		return;
+	if (ids->ntype == RDT_NP_COLL)
+		k->np[i].stopped = true;
+	else if (k->np[i].open)
+		k->np[i].open--;
+	if (k->np[i].stopped && k->np[i].seen && !k->np[i].open)
+		np_retire(k, i);
+	np_position(k);
+}
+
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
@@ -413,6 +605,30 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	switch (r->hdr.type) {
 	case RDT_EV_COLL_MARK:
 		coll_mark(s, ev);
+		break;
+	case RDT_EV_NP_COMM_INIT: {
+		struct srank *k = np_rank(s, ev);
+
+		if (k) {
+			k->rank = r->np_comm.ids.rank;
+			k->nranks = r->np_comm.nranks;
+			k->last_ev = ev->ts;
+		}
+		break;
+	}
+	case RDT_EV_NP_COLL:
+		np_coll(s, ev);
+		break;
+	case RDT_EV_NP_KERNEL_CH:
+		np_child(s, ev, &r->np_kernel_ch.ids, -1,
+			 r->np_kernel_ch.channel, false, true);
+		break;
+	case RDT_EV_NP_PROXY_OP:
+		np_child(s, ev, &r->np_proxy_op.ids, r->np_proxy_op.peer,
+			 r->np_proxy_op.channel, r->np_proxy_op.is_send, false);
+		break;
+	case RDT_EV_NP_STOP:
+		np_stop(s, ev);
 		break;
 	case RDT_EV_POST_SEND:
 	case RDT_EV_VERBS_POST_SEND:
@@ -644,6 +860,52 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	fputc('\n', o);
 }
 
+/*
+ * What /proc says of a rank's process (live, this machine): its state
+ * letter (R, S, D, T stopped, t traced, Z), or 0 when it is gone: no
+ * entry, or one of another command (its pid reused).  '?' when /proc
+ * could not be read.  The file is read once, bounded, and parsed from
+ * the last ')' (a command name may hold anything).
+ */
+static char proc_state(const struct rdt_stuck *s, const struct srank *k)
+{
+	char path[32], buf[512], *open_, *close_;
+	size_t n;
+	FILE *f;
+
+	if (!s->procs || k->host != 0 || !k->pid)
+		return '?';
+	snprintf(path, sizeof(path), "/proc/%u/stat", k->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	open_ = strchr(buf, '(');
+	close_ = strrchr(buf, ')');
+	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
+		return '?';
+	if (*k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
+	    strncmp(open_ + 1, k->comm, strlen(k->comm)))
+		return 0;
+	return close_[2];
+}
+
+static const char *proc_word(char st)
+{
+	switch (st) {
+	case 0: return "gone";
+	case 'T': return "stopped";
+	case 't': return "traced";
+	case 'Z': return "zombie";
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk";
+	default: return NULL;
+	}
+}
+
 /* A rank waiting in a collective for at least @min at @now. */
 static bool coll_waiting(const struct srank *k, uint64_t now, uint64_t min)
 {
@@ -660,9 +922,12 @@ static size_t stuck_colls(const struct rdt_stuck *s, uint64_t now,
 	return n;
 }
 
-static const char *coll_op(uint32_t op)
+/* The collective's name: NCCL's (plugin), else the USDT mark's op. */
+static const char *coll_op(const struct srank *k)
 {
-	return op == 1 ? "allreduce" : "collective";
+	if (*k->func)
+		return k->func;
+	return k->op == 1 ? "allreduce" : "collective";
 }
 
 static uint64_t quiet(const struct srank *k, uint64_t now)
@@ -710,6 +975,8 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
+	const struct srank *halted = NULL;
+	char halted_st = '?';
 	uint64_t np_n = 0, np_since = 0, front = 0;
 	char waiting[256] = "";
 	size_t len = 0;
@@ -730,6 +997,14 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 
 		if (k->nranks != w->nranks)
 			continue;
+		if (!halted) {
+			char st = proc_state(s, k);
+
+			if (st == 0 || st == 'T' || st == 't' || st == 'Z') {
+				halted = k;
+				halted_st = st;
+			}
+		}
 		un = rank_unpolled(s, k, &since);
 		if (un && now >= since && now - since >= s->limit / 2 &&
 		    (!np || since < np_since)) {
@@ -746,10 +1021,18 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 						"%s%d(seq %" PRIu64 ")",
 						len ? "," : "", k->rank, k->seq);
 	}
-	if (strong && !np)
+	if (strong && !np && !halted)
 		return false;
 	fprintf(o, "stuck: cause: ");
-	if (np)
+	if (halted)
+		fprintf(o, "rank %d (pid %u %s) is %s: %s",
+			halted->rank, halted->pid,
+			*halted->comm ? halted->comm : "-", proc_word(halted_st),
+			halted_st == 'T' ? "stopped by a signal (SIGSTOP, SIGTSTP), its peers wait for it" :
+			halted_st == 't' ? "held by a debugger or tracer, its peers wait for it" :
+			halted_st == 'Z' ? "it exited and its peers wait for it" :
+			"its process exited, and its peers wait for it");
+	else if (np)
 		fprintf(o, "rank %d (pid %u %s) has not polled %" PRIu64 " completions rxe made %.1f s ago: that process is stopped, or busy outside RDMA",
 			np->rank, np->pid, *np->comm ? np->comm : "-", np_n,
 			secs(now - np_since));
@@ -757,7 +1040,7 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		fprintf(o, "rank %d (pid %u %s) is behind: %s %s seq %" PRIu64 " while another rank is at seq %" PRIu64 "; it has traced nothing for %.1f s",
 			late->rank, late->pid, *late->comm ? late->comm : "-",
 			late->begun ? "still in" : "has not begun",
-			coll_op(w->op), position(late), front,
+			coll_op(w), position(late), front,
 			secs(quiet(late, now)));
 	else if (q && quiet(q, now) >= s->limit)
 		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
@@ -765,10 +1048,52 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 			secs(quiet(q, now)));
 	else
 		fprintf(o, "every rank waits in %s seq %" PRIu64 ", none behind, none quiet past the limit",
-			coll_op(w->op), w->seq);
+			coll_op(w), w->seq);
 	fprintf(o, "; waiting: ranks %s, the oldest for %.1f s\n", waiting,
 		secs(now - w->begun));
 	return true;
+}
+
+/*
+ * A plugin rank's open children: its kernel channels still running, and
+ * its proxy ops still moving data, by peer (send to, recv from): the
+ * peers a rank stuck in a collective waits on.
+ */
+static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
+{
+	size_t kch = 0, ops = 0, len = 0;
+	uint64_t oldest = 0;
+	char peers[160] = "";
+
+	for (size_t i = 0; i < k->nch; i++) {
+		const struct npchild *c = &k->ch[i];
+		char one[24];
+		bool dup = false;
+
+		if (!oldest || c->ts < oldest)
+			oldest = c->ts;
+		if (c->kernel) {
+			kch++;
+			continue;
+		}
+		ops++;
+		snprintf(one, sizeof(one), "%s%d", c->is_send ? ">" : "<", c->peer);
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = !k->ch[j].kernel && k->ch[j].peer == c->peer &&
+			      k->ch[j].is_send == c->is_send;
+		if (!dup && len + strlen(one) + 2 < sizeof(peers))
+			len += (size_t)snprintf(peers + len, sizeof(peers) - len,
+						"%s%s", len ? "," : "", one);
+	}
+	if (!k->nch && !k->nnp)
+		return;
+	fprintf(o, " kernel_channels=%zu proxy_ops=%zu", kch, ops);
+	if (ops)
+		fprintf(o, " peers=%s", peers);
+	if (oldest)
+		fprintf(o, " oldest_open=%.3f", ago(now, oldest));
+	if (k->dropped_np)
+		fprintf(o, " dropped=%" PRIu64, k->dropped_np);
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
@@ -782,7 +1107,7 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 		fprintf(o, "stuck: coll host=%s pid=%u comm=%s rank=%d nranks=%d op=%s",
 			host_of(r, k->host, hb, sizeof(hb)), k->pid,
 			*k->comm ? k->comm : "-", k->rank, k->nranks,
-			coll_op(k->op));
+			coll_op(k));
 		if (k->begun)
 			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
 				k->seq, ago(now, k->begun));
@@ -799,6 +1124,9 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 				fprintf(o, " unpolled_age=%.3f",
 					ago(now, since));
 		}
+		print_np_open(k, now, o);
+		if (proc_word(proc_state(s, k)))
+			fprintf(o, " proc=%s", proc_word(proc_state(s, k)));
 		fputc('\n', o);
 	}
 }
