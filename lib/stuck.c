@@ -104,13 +104,24 @@ struct npcoll {
 	char func[RDT_NP_STR];
 };
 
-/* An open child (kernel channel, proxy op) of a plugin Coll. */
+/*
+ * An open child (kernel channel, proxy op) of a plugin Coll.  A proxy op
+ * keeps its last steps (NCCL has at most 8 in flight per op) and the
+ * last state any of them entered: where the op waits (for the GPU, the
+ * peer's credit, the network).
+ */
+#define NP_STEPS	8
 struct npchild {
 	uint64_t id, coll;
 	uint64_t ts;
 	int32_t peer;		/* proxy op: its peer; kernel channel: -1 */
 	uint32_t channel;
 	bool is_send, kernel;
+	uint64_t steps[NP_STEPS];	/* step event ids, a ring */
+	uint8_t nextstep;
+	int32_t step;		/* the step number of the last state */
+	uint32_t state;		/* NCCL's state; 0: none seen */
+	uint64_t state_ts;
 };
 
 /* A process that marks collectives (one rank of a job). */
@@ -558,6 +569,49 @@ static void np_child(struct rdt_stuck *s, const struct rdt_event *ev,
 	np_position(k);
 }
 
+/* A proxy step starts under an open proxy op: kept in the op's ring. */
+static void np_step(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_proxy_step *st = &ev->rec.np_proxy_step;
+	struct srank *k = rank_find(s, ev->host, st->hdr.pid, false);
+
+	if (!k || !k->nch || !st->ids.parent)
+		return;
+	for (size_t i = 0; i < k->nch; i++) {
+		struct npchild *c = &k->ch[i];
+
+		if (c->id != st->ids.parent || c->kernel)
+			continue;
+		c->steps[c->nextstep++ % NP_STEPS] = st->ids.id;
+		c->step = st->step;
+		return;
+	}
+}
+
+/* A proxy step's state: its op's last state. */
+static void np_state(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_state *st = &ev->rec.np_state;
+	struct srank *k;
+
+	if (st->ids.ntype != RDT_NP_PROXY_STEP)
+		return;
+	k = rank_find(s, ev->host, st->hdr.pid, false);
+	if (!k || !k->nch)
+		return;
+	for (size_t i = 0; i < k->nch; i++) {
+		struct npchild *c = &k->ch[i];
+
+		for (int j = 0; j < NP_STEPS && !c->kernel; j++) {
+			if (c->steps[j] != st->ids.id)
+				continue;
+			c->state = st->state;
+			c->state_ts = ev->ts ? ev->ts : 1;
+			return;
+		}
+	}
+}
+
 static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
@@ -626,6 +680,12 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	case RDT_EV_NP_PROXY_OP:
 		np_child(s, ev, &r->np_proxy_op.ids, r->np_proxy_op.peer,
 			 r->np_proxy_op.channel, r->np_proxy_op.is_send, false);
+		break;
+	case RDT_EV_NP_PROXY_STEP:
+		np_step(s, ev);
+		break;
+	case RDT_EV_NP_STATE:
+		np_state(s, ev);
 		break;
 	case RDT_EV_NP_STOP:
 		np_stop(s, ev);
@@ -1090,6 +1150,20 @@ static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
 	fprintf(o, " kernel_channels=%zu proxy_ops=%zu", kch, ops);
 	if (ops)
 		fprintf(o, " peers=%s", peers);
+	/* The op whose step has been in its state longest: where it waits. */
+	{
+		const struct npchild *w = NULL;
+		const char *name;
+
+		for (size_t i = 0; i < k->nch; i++)
+			if (!k->ch[i].kernel && k->ch[i].state &&
+			    (!w || k->ch[i].state_ts < w->state_ts))
+				w = &k->ch[i];
+		if (w && (name = rdt_np_state_name(w->state)))
+			fprintf(o, " waits=%s%d:%s step=%d for=%.3f",
+				w->is_send ? ">" : "<", w->peer, name, w->step,
+				ago(now, w->state_ts));
+	}
 	if (oldest)
 		fprintf(o, " oldest_open=%.3f", ago(now, oldest));
 	if (k->dropped_np)

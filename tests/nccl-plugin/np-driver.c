@@ -484,14 +484,15 @@ static void stall_run(struct comm *c)
 /*
  * --hang (v5, issue 34): one more AllReduce (seq = --iters) whose kernel
  * channel 0 and send proxy op to the next rank start and do not stop, as
- * NCCL's are while a peer never answers; prints "hang pid P seq S", then
+ * NCCL's are while a peer never answers (the op's step 0 sent, step 1 in
+ * SendPeerWait: no credit from the peer); prints "hang pid P seq S", then
  * the process stops itself (SIGSTOP).  At SIGCONT the children stop and
  * the run goes on to its finalize.
  */
 static void hang_run(struct comm *c)
 {
 	ncclProfilerEventDescr_v5_t d;
-	void *coll = NULL, *k = NULL, *op = NULL;
+	void *coll = NULL, *k = NULL, *op = NULL, *st[2] = { NULL, NULL };
 	int peer = (c->rank + 1) % c->nranks;
 
 	memset(&d, 0, sizeof(d));
@@ -526,11 +527,25 @@ static void hang_run(struct comm *c)
 	d.proxyOp.isSend = 1;
 	if (p5->startEvent(c->ctx, &op, &d) != ncclSuccess || !op)
 		die("hang: ProxyOp");
+	/* Its step 0 sent; step 1 waits for the peer's credit. */
+	for (int i = 0; i < 2; i++) {
+		memset(&d, 0, sizeof(d));
+		d.type = ncclProfileProxyStep;
+		d.parentObj = op;
+		d.proxyStep.step = i;
+		if (p5->startEvent(c->ctx, &st[i], &d) != ncclSuccess || !st[i] ||
+		    p5->recordEventState(st[i], i ? ncclProfilerProxyStepSendPeerWait_v4 :
+					 ncclProfilerProxyStepSendWait, NULL) != ncclSuccess)
+			die("hang: ProxyStep");
+	}
+	if (p5->stopEvent(st[0]) != ncclSuccess)
+		die("hang: stopEvent");
 	printf("hang pid %d seq %d rank %d peer %d\n", (int)getpid(), iters,
 	       c->rank, peer);
 	fflush(stdout);
 	raise(SIGSTOP);
-	if (p5->stopEvent(op) != ncclSuccess || p5->stopEvent(k) != ncclSuccess)
+	if (p5->stopEvent(st[1]) != ncclSuccess || p5->stopEvent(op) != ncclSuccess ||
+	    p5->stopEvent(k) != ncclSuccess)
 		die("hang: stopEvent");
 }
 
