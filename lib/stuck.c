@@ -101,6 +101,8 @@ struct npcoll {
 	uint64_t first;		/* its first child's start, 0: none yet */
 	uint32_t open, seen;	/* children started and not stopped; all */
 	bool stopped;		/* the Coll event's own stop (enqueued) */
+	bool p2p;		/* a P2p (Send, Recv): no seq, any order */
+	int32_t peer;		/* P2p: its peer */
 	char func[RDT_NP_STR];
 };
 
@@ -131,6 +133,7 @@ struct srank {
 	char comm[16];
 	uint32_t op;
 	char func[RDT_NP_STR];	/* plugin: NCCL's name of the collective */
+	int32_t p2p_peer;	/* plugin: waiting in a P2p with it; -1: not */
 	struct npcoll *np;	/* plugin: its colls not done, oldest first */
 	size_t nnp;
 	struct npchild *ch;	/* plugin: their open children */
@@ -431,7 +434,7 @@ static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
 		s->capranks = cap;
 	}
 	k = &s->ranks[s->hint = s->nranks++];
-	*k = (struct srank){ .host = host, .pid = pid };
+	*k = (struct srank){ .host = host, .pid = pid, .p2p_peer = -1 };
 	return k;
 }
 
@@ -464,26 +467,34 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 static void np_position(struct srank *k)
 {
 	k->begun = 0;
+	k->p2p_peer = -1;
 	for (size_t i = 0; i < k->nnp; i++) {
 		const struct npcoll *c = &k->np[i];
 
 		if (c->open) {
-			k->seq = c->seq;
+			/* A P2p has no seq: the rank is where its colls left it. */
+			k->seq = c->p2p ? k->last_seq : c->seq;
 			k->begun = c->first;
+			k->p2p_peer = c->p2p ? c->peer : -1;
 			snprintf(k->func, sizeof(k->func), "%s", c->func);
 			return;
 		}
 	}
 }
 
-/* Coll @i done: it and every older coll of the rank (in order). */
+/* Entry @i done: a coll, with every older coll of the rank (they run in
+ * order); a P2p alone (a group's sends and receives end in any order). */
 static void np_retire(struct srank *k, size_t i)
 {
 	uint64_t seq = k->np[i].seq;
+	size_t first = 0;
 
-	if (seq + 1 > k->last_seq)
+	if (k->np[i].p2p) {
+		first = i;
+	} else if (seq + 1 > k->last_seq) {
 		k->last_seq = seq + 1;
-	for (size_t j = 0; j <= i; j++) {
+	}
+	for (size_t j = first; j <= i; j++) {
 		/* Their children go too: the GPU ran the colls in order. */
 		for (size_t c = 0; c < k->nch;)
 			if (k->ch[c].coll == k->np[j].id)
@@ -491,8 +502,8 @@ static void np_retire(struct srank *k, size_t i)
 			else
 				c++;
 	}
-	memmove(k->np, k->np + i + 1, (k->nnp - i - 1) * sizeof(*k->np));
-	k->nnp -= i + 1;
+	memmove(k->np + first, k->np + i + 1, (k->nnp - i - 1) * sizeof(*k->np));
+	k->nnp -= i + 1 - first;
 }
 
 static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev)
@@ -504,9 +515,11 @@ static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev)
 	return k;
 }
 
-static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev)
+/* A Coll, or with @p2p a P2p: kept until it and its children are done. */
+static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev, bool p2p)
 {
 	const struct rdt_ev_np_coll *c = &ev->rec.np_coll;
+	const struct rdt_ev_np_p2p *p = &ev->rec.np_p2p;
 	struct srank *k = np_rank(s, ev);
 	struct npcoll *n;
 
@@ -522,11 +535,19 @@ static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev)
 		k->dropped_np++;
 		np_retire(k, 0);
 	}
-	k->rank = c->ids.rank;
 	k->op = 0;
 	n = &k->np[k->nnp++];
-	*n = (struct npcoll){ .id = c->ids.id, .seq = c->seq, .ts = ev->ts };
-	memcpy(n->func, c->func, sizeof(n->func));
+	if (p2p) {
+		k->rank = p->ids.rank;
+		*n = (struct npcoll){ .id = p->ids.id, .ts = ev->ts, .p2p = true,
+				      .peer = p->peer };
+		memcpy(n->func, p->func, sizeof(n->func));
+	} else {
+		k->rank = c->ids.rank;
+		*n = (struct npcoll){ .id = c->ids.id, .seq = c->seq, .ts = ev->ts,
+				      .peer = -1 };
+		memcpy(n->func, c->func, sizeof(n->func));
+	}
 	n->func[sizeof(n->func) - 1] = 0;
 	if (!k->begun)
 		snprintf(k->func, sizeof(k->func), "%s", n->func);
@@ -619,12 +640,13 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 	uint64_t coll = ids->id;
 	size_t i;
 
-	if (!(ids->ntype & (RDT_NP_COLL | RDT_NP_KERNEL_CH | RDT_NP_PROXY_OP)))
+	if (!(ids->ntype & (RDT_NP_COLL | RDT_NP_P2P | RDT_NP_KERNEL_CH |
+			    RDT_NP_PROXY_OP)))
 		return;
 	k = rank_find(s, ev->host, ev->rec.hdr.pid, false);
 	if (!k || !k->nnp)
 		return;
-	if (ids->ntype != RDT_NP_COLL) {
+	if (ids->ntype != RDT_NP_COLL && ids->ntype != RDT_NP_P2P) {
 		for (i = 0; i < k->nch && k->ch[i].id != ids->id; i++)
 			;
 		if (i == k->nch)
@@ -636,7 +658,7 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 		;
 	if (i == k->nnp)
 		return;
-	if (ids->ntype == RDT_NP_COLL)
+	if (ids->ntype == RDT_NP_COLL || ids->ntype == RDT_NP_P2P)
 		k->np[i].stopped = true;
 	else if (k->np[i].open)
 		k->np[i].open--;
@@ -671,7 +693,10 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		break;
 	}
 	case RDT_EV_NP_COLL:
-		np_coll(s, ev);
+		np_coll(s, ev, false);
+		break;
+	case RDT_EV_NP_P2P:
+		np_coll(s, ev, true);
 		break;
 	case RDT_EV_NP_KERNEL_CH:
 		np_child(s, ev, &r->np_kernel_ch.ids, -1,
@@ -1106,6 +1131,9 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
 			q->rank, q->pid, *q->comm ? q->comm : "-",
 			secs(quiet(q, now)));
+	else if (w->p2p_peer >= 0)
+		fprintf(o, "rank %d waits in a %s with rank %d, none behind, none quiet past the limit",
+			w->rank, coll_op(w), w->p2p_peer);
 	else
 		fprintf(o, "every rank waits in %s seq %" PRIu64 ", none behind, none quiet past the limit",
 			coll_op(w), w->seq);
@@ -1182,7 +1210,10 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 			host_of(r, k->host, hb, sizeof(hb)), k->pid,
 			*k->comm ? k->comm : "-", k->rank, k->nranks,
 			coll_op(k));
-		if (k->begun)
+		if (k->begun && k->p2p_peer >= 0)
+			fprintf(o, " state=waiting peer=%d age=%.3f",
+				k->p2p_peer, ago(now, k->begun));
+		else if (k->begun)
 			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
 				k->seq, ago(now, k->begun));
 		else
