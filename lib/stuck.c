@@ -67,7 +67,7 @@ struct sqp {
 	char comm[16], devname[RDT_NAME_LEN + 1];
 	uint8_t state;		/* enum ib_qp_state; 0xff: not seen */
 	uint32_t dest_qpn;
-	struct swr *q;		/* ring of outstanding sends */
+	struct swr *q;		/* ring of outstanding sends; cap a power of 2 */
 	uint32_t head, n, cap;
 	bool overflowed;
 	/* Receives posted and not polled (not a hang by themselves). */
@@ -266,11 +266,14 @@ static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
 }
 
 /* Who owns the QP.  On every post: the names are copied only when the pid
- * changes or they are still unknown (two snprintf()s a post were most of
- * the tracker's cost). */
+ * changes or a name still unknown is given (two snprintf()s a post were
+ * most of the tracker's cost; a trace without device names made them
+ * again on every post). */
 static void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
-	if (q->pid == ev->rec.hdr.pid && q->comm[0] && q->devname[0])
+	if (q->pid == ev->rec.hdr.pid &&
+	    (q->comm[0] || !ev->comm || !*ev->comm) &&
+	    (q->devname[0] || !ev->devname || !*ev->devname))
 		return;
 	q->pid = ev->rec.hdr.pid;
 	if (ev->comm && *ev->comm)
@@ -301,7 +304,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 			return;
 		}
 		for (uint32_t i = 0; i < q->n; i++)
-			n[i] = q->q[(q->head + i) % q->cap];
+			n[i] = q->q[(q->head + i) & (q->cap - 1)];
 		free(q->q);
 		q->q = n;
 		q->head = 0;
@@ -309,7 +312,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 	}
 	if (!q->n)
 		q->retries = q->rnr = 0;
-	q->q[(q->head + q->n) % q->cap] = (struct swr){ ev->ts, p->wr_id,
+	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ev->ts, p->wr_id,
 		p->total_len, p->opcode };
 	q->n++;
 }
@@ -334,7 +337,7 @@ static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 		return;
 	undo = f->nr_wr - f->bad_index;
 	while (undo-- && q->n &&
-	       q->q[(q->head + q->n - 1) % q->cap].ts <= ev->ts)
+	       q->q[(q->head + q->n - 1) & (q->cap - 1)].ts <= ev->ts)
 		q->n--;
 }
 
@@ -343,7 +346,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 	uint32_t i;
 
 	for (i = 0; i < q->n; i++)
-		if (q->q[(q->head + i) % q->cap].wr_id == wr_id)
+		if (q->q[(q->head + i) & (q->cap - 1)].wr_id == wr_id)
 			break;
 	if (i == q->n) {
 		if (!q->overflowed)
@@ -351,7 +354,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 		i = q->n - 1;		/* newer than all kept */
 		q->overflowed = false;
 	}
-	q->head = (q->head + i + 1) % q->cap;
+	q->head = (q->head + i + 1) & (q->cap - 1);
 	q->n -= i + 1;
 	q->retries = q->rnr = 0;
 }
