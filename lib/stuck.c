@@ -126,9 +126,15 @@ struct npchild {
 	uint64_t state_ts;
 };
 
-/* A process that marks collectives (one rank of a job). */
+/*
+ * One rank of a job: a process that marks collectives (USDT), or, for
+ * NCCL, a process's rank in one communicator (comm_id: NCCL's commHash,
+ * the same in every rank of it): a process with several communicators
+ * (tensor, pipeline and data parallel groups) has one entry for each.
+ */
 struct srank {
 	uint32_t host, pid;
+	uint64_t comm_id;	/* NCCL's; 0: USDT marks */
 	int32_t rank, nranks;
 	char comm[16];
 	uint32_t op;
@@ -410,18 +416,20 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 	return NULL;
 }
 
-/* The rank entry of (host, pid); made when @make.  Few (one per rank of
- * the jobs in the trace): a linear table, the last hit checked first. */
-static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
-			       uint32_t pid, bool make)
+/* The rank entry of (host, pid) in communicator @comm (0: a USDT rank);
+ * made when @make.  Few (one per rank of the jobs in the trace): a linear
+ * table, the last hit checked first. */
+static struct srank *rank_get(struct rdt_stuck *s, uint32_t host,
+			      uint32_t pid, uint64_t comm, bool make)
 {
 	struct srank *k;
 
 	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
-	    s->ranks[s->hint].host == host)
+	    s->ranks[s->hint].host == host && s->ranks[s->hint].comm_id == comm)
 		return &s->ranks[s->hint];
 	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
+		if (s->ranks[i].pid == pid && s->ranks[i].host == host &&
+		    s->ranks[i].comm_id == comm)
 			return &s->ranks[s->hint = i];
 	if (!make)
 		return NULL;
@@ -437,14 +445,28 @@ static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
 		s->capranks = cap;
 	}
 	k = &s->ranks[s->hint = s->nranks++];
-	*k = (struct srank){ .host = host, .pid = pid, .p2p_peer = -1 };
+	*k = (struct srank){ .host = host, .pid = pid, .comm_id = comm,
+			     .p2p_peer = -1 };
 	return k;
+}
+
+/* Any rank entry of the process (host, pid): the hint first. */
+static struct srank *rank_of_pid(struct rdt_stuck *s, uint32_t host,
+				 uint32_t pid)
+{
+	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
+	    s->ranks[s->hint].host == host)
+		return &s->ranks[s->hint];
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
+			return &s->ranks[s->hint = i];
+	return NULL;
 }
 
 static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
-	struct srank *k = rank_find(s, ev->host, m->hdr.pid, true);
+	struct srank *k = rank_get(s, ev->host, m->hdr.pid, 0, true);
 
 	if (!k)
 		return;
@@ -509,9 +531,15 @@ static void np_retire(struct srank *k, size_t i)
 	k->nnp -= i + 1 - first;
 }
 
-static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev)
+/* The rank of a plugin record that names its communicator. */
+static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev,
+			     const struct rdt_np_ids *ids, bool make)
 {
-	struct srank *k = rank_find(s, ev->host, ev->rec.hdr.pid, true);
+	struct srank *k = rank_get(s, ev->host, ev->rec.hdr.pid,
+				   ids->comm_id ? ids->comm_id : 1, make);
+
+	if (!k || !make)
+		return k;
 
 	if (k && !*k->comm && ev->comm && *ev->comm)
 		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
@@ -523,7 +551,7 @@ static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev, bool p2p)
 {
 	const struct rdt_ev_np_coll *c = &ev->rec.np_coll;
 	const struct rdt_ev_np_p2p *p = &ev->rec.np_p2p;
-	struct srank *k = np_rank(s, ev);
+	struct srank *k = np_rank(s, ev, &c->ids, true);
 	struct npcoll *n;
 
 	if (!k)
@@ -561,7 +589,7 @@ static void np_child(struct rdt_stuck *s, const struct rdt_event *ev,
 		     const struct rdt_np_ids *ids, int32_t peer,
 		     uint32_t channel, bool is_send, bool kernel)
 {
-	struct srank *k = rank_find(s, ev->host, ev->rec.hdr.pid, false);
+	struct srank *k = np_rank(s, ev, ids, false);
 	struct npcoll *c = NULL;
 
 	if (!k || !ids->parent)
@@ -597,7 +625,7 @@ static void np_child(struct rdt_stuck *s, const struct rdt_event *ev,
 static void np_step(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_np_proxy_step *st = &ev->rec.np_proxy_step;
-	struct srank *k = rank_find(s, ev->host, st->hdr.pid, false);
+	struct srank *k = np_rank(s, ev, &st->ids, false);
 
 	if (!k || !k->nch || !st->ids.parent)
 		return;
@@ -620,18 +648,21 @@ static void np_state(struct rdt_stuck *s, const struct rdt_event *ev)
 
 	if (st->ids.ntype != RDT_NP_PROXY_STEP)
 		return;
-	k = rank_find(s, ev->host, st->hdr.pid, false);
-	if (!k || !k->nch)
-		return;
-	for (size_t i = 0; i < k->nch; i++) {
-		struct npchild *c = &k->ch[i];
+	/* A state names no communicator: every rank of the process. */
+	for (size_t r = 0; r < s->nranks; r++) {
+		k = &s->ranks[r];
+		if (k->pid != st->hdr.pid || k->host != ev->host || !k->nch)
+			continue;
+		for (size_t i = 0; i < k->nch; i++) {
+			struct npchild *c = &k->ch[i];
 
-		for (int j = 0; j < NP_STEPS && !c->kernel; j++) {
-			if (c->steps[j] != st->ids.id)
-				continue;
-			c->state = st->state;
-			c->state_ts = ev->ts ? ev->ts : 1;
-			return;
+			for (int j = 0; j < NP_STEPS && !c->kernel; j++) {
+				if (c->steps[j] != st->ids.id)
+					continue;
+				c->state = st->state;
+				c->state_ts = ev->ts ? ev->ts : 1;
+				return;
+			}
 		}
 	}
 }
@@ -646,21 +677,27 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 	if (!(ids->ntype & (RDT_NP_COLL | RDT_NP_P2P | RDT_NP_KERNEL_CH |
 			    RDT_NP_PROXY_OP)))
 		return;
-	k = rank_find(s, ev->host, ev->rec.hdr.pid, false);
-	if (!k || !k->nnp)
-		return;
-	if (ids->ntype != RDT_NP_COLL && ids->ntype != RDT_NP_P2P) {
-		for (i = 0; i < k->nch && k->ch[i].id != ids->id; i++)
-			;
-		if (i == k->nch)
+	/* A stop names no communicator: the rank of the process that has
+	 * the event (ids are unique within a process). */
+	for (size_t r = 0;; r++) {
+		if (r == s->nranks)
 			return;
-		coll = k->ch[i].coll;
-		k->ch[i] = k->ch[--k->nch];
+		k = &s->ranks[r];
+		if (k->pid != ev->rec.hdr.pid || k->host != ev->host || !k->nnp)
+			continue;
+		if (ids->ntype != RDT_NP_COLL && ids->ntype != RDT_NP_P2P) {
+			for (i = 0; i < k->nch && k->ch[i].id != ids->id; i++)
+				;
+			if (i == k->nch)
+				continue;
+			coll = k->ch[i].coll;
+			k->ch[i] = k->ch[--k->nch];
+		}
+		for (i = 0; i < k->nnp && k->np[i].id != coll; i++)
+			;
+		if (i < k->nnp)
+			break;
 	}
-	for (i = 0; i < k->nnp && k->np[i].id != coll; i++)
-		;
-	if (i == k->nnp)
-		return;
 	if (ids->ntype == RDT_NP_COLL || ids->ntype == RDT_NP_P2P)
 		k->np[i].stopped = true;
 	else if (k->np[i].open)
@@ -676,7 +713,9 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	struct sqp *q;
 
 	if (s->nranks && r->hdr.type != RDT_EV_COLL_MARK) {
-		struct srank *k = rank_find(s, ev->host, r->hdr.pid, false);
+		/* The process's last event: on one of its ranks, the others
+		 * read it at report time (quiet()). */
+		struct srank *k = rank_of_pid(s, ev->host, r->hdr.pid);
 
 		if (k && ev->ts > k->last_ev)
 			k->last_ev = ev->ts;
@@ -686,7 +725,7 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		coll_mark(s, ev);
 		break;
 	case RDT_EV_NP_COMM_INIT: {
-		struct srank *k = np_rank(s, ev);
+		struct srank *k = np_rank(s, ev, &r->np_comm.ids, true);
 
 		if (k) {
 			k->rank = r->np_comm.ids.rank;
@@ -1018,9 +1057,25 @@ static const char *coll_op(const struct srank *k)
 	return k->op == 1 ? "allreduce" : "collective";
 }
 
-static uint64_t quiet(const struct srank *k, uint64_t now)
+/* Since the rank's process traced anything (any of its ranks' events). */
+static uint64_t quiet(const struct rdt_stuck *s, const struct srank *k,
+		      uint64_t now)
 {
-	return now > k->last_ev ? now - k->last_ev : 0;
+	uint64_t last = k->last_ev;
+
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].pid == k->pid && s->ranks[i].host == k->host &&
+		    s->ranks[i].last_ev > last)
+			last = s->ranks[i].last_ev;
+	return now > last ? now - last : 0;
+}
+
+/* @k is of @w's job: the same NCCL communicator, or for USDT ranks the
+ * same nranks. */
+static bool same_job(const struct srank *k, const struct srank *w)
+{
+	return k->comm_id == w->comm_id &&
+	       (w->comm_id || k->nranks == w->nranks);
 }
 
 /* The rank's QPs' completions rxe made and it has not polled: how many,
@@ -1057,7 +1112,8 @@ static uint64_t position(const struct srank *k)
  * half the limit: it is not running), a rank behind the others (still in,
  * or not yet at, a collective they are past), a rank quiet past the
  * limit, else every rank waits in the same collective.  The job: the
- * ranks with the waiting rank's nranks.
+ * ranks of the waiting rank's NCCL communicator, or (USDT) with its
+ * nranks.
  */
 static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
@@ -1076,14 +1132,14 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 	if (!w)
 		return false;
 	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].nranks == w->nranks &&
+		if (same_job(&s->ranks[i], w) &&
 		    position(&s->ranks[i]) > front)
 			front = position(&s->ranks[i]);
 	for (size_t i = 0; i < s->nranks; i++) {
 		const struct srank *k = &s->ranks[i];
 		uint64_t since, un;
 
-		if (k->nranks != w->nranks)
+		if (!same_job(k, w))
 			continue;
 		if (!halted) {
 			char st = proc_state(s, k);
@@ -1102,7 +1158,7 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		}
 		if (position(k) < front && (!late || position(k) < position(late)))
 			late = k;
-		if (!q || quiet(k, now) > quiet(q, now))
+		if (!q || quiet(s, k, now) > quiet(s, q, now))
 			q = k;
 		if (k->begun && len < sizeof(waiting) - 32)
 			len += (size_t)snprintf(waiting + len, sizeof(waiting) - len,
@@ -1129,11 +1185,11 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 			late->rank, late->pid, *late->comm ? late->comm : "-",
 			late->begun ? "still in" : "has not begun",
 			coll_op(w), position(late), front,
-			secs(quiet(late, now)));
-	else if (q && quiet(q, now) >= s->limit)
+			secs(quiet(s, late, now)));
+	else if (q && quiet(s, q, now) >= s->limit)
 		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
 			q->rank, q->pid, *q->comm ? q->comm : "-",
-			secs(quiet(q, now)));
+			secs(quiet(s, q, now)));
 	else if (w->p2p_peer >= 0)
 		fprintf(o, "rank %d waits in a %s with rank %d, none behind, none quiet past the limit",
 			w->rank, coll_op(w), w->p2p_peer);
@@ -1223,7 +1279,7 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 			fprintf(o, " state=between last_seq=%s%" PRIu64,
 				k->last_seq ? "" : "-",
 				k->last_seq ? k->last_seq - 1 : 0);
-		fprintf(o, " quiet=%.3f", secs(quiet(k, now)));
+		fprintf(o, " quiet=%.3f", secs(quiet(s, k, now)));
 		{
 			uint64_t since, un = rank_unpolled(s, k, &since);
 
@@ -1233,6 +1289,8 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 					ago(now, since));
 		}
 		print_np_open(k, now, o);
+		if (k->comm_id > 1)
+			fprintf(o, " nccl_comm=0x%" PRIx64, k->comm_id);
 		if (proc_word(proc_state(s, k)))
 			fprintf(o, " proc=%s", proc_word(proc_state(s, k)));
 		fputc('\n', o);
