@@ -24,8 +24,10 @@
  * proxy ops, whose parent is the Coll) stop, so a Coll is waiting from
  * its first child's start to its last child's stop, and done once it
  * stopped with every child stopped.  One that stopped without children
- * yet is enqueued, not begun.  A rank's colls complete in order: a later
- * one done retires every older one.  A waiting collective names
+ * yet is enqueued, not begun.  The events between start and stop, and a
+ * stopped Coll's open children, are np_open.c's table, as for --stats
+ * and Perfetto; each rank's view of it is made at report time (a scan of
+ * the table per NCCL rank).  A waiting collective names
  * its job's ranks: those waiting in it, those that never began it, and
  * its job's ranks: those waiting in it, those that never began it, and
  * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
@@ -51,9 +53,8 @@
 #define RDT_STUCK_MAX_QPS	65536
 #define RDT_STUCK_MAX_WRS	4096
 #define RDT_STUCK_MAX_RANKS	4096
-/* NCCL plugin collectives kept per rank, and their open children. */
-#define RDT_STUCK_MAX_NPCOLLS	64
-#define RDT_STUCK_MAX_NPCHILD	1024
+/* Plugin events open at once (a hostile ring could start and never stop). */
+#define RDT_STUCK_MAX_NP	(1u << 20)
 #define NS			1000000000ull
 
 struct swr {
@@ -95,35 +96,31 @@ struct sqp {
 	uint64_t reported_wr_ts;
 };
 
-/* An NCCL Coll of the profiler plugin, not yet done. */
-struct npcoll {
-	uint64_t id, seq, ts;	/* ts: its enqueue */
-	uint64_t first;		/* its first child's start, 0: none yet */
-	uint32_t open, seen;	/* children started and not stopped; all */
-	bool stopped;		/* the Coll event's own stop (enqueued) */
-	bool p2p;		/* a P2p (Send, Recv): no seq, any order */
-	int32_t peer;		/* P2p: its peer */
-	char func[RDT_NP_STR];
-};
-
 /*
- * An open child (kernel channel, proxy op) of a plugin Coll.  A proxy op
- * keeps its last steps (NCCL has at most 8 in flight per op) and the
- * last state any of them entered: where the op waits (for the GPU, the
- * peer's credit, the network).
+ * A plugin event between its start and stop, in np_open.c's table (which
+ * keeps a stopped Coll or P2p while its children run, and counts them):
+ * a Coll or P2p, a kernel channel, a proxy op, a proxy step.  A proxy op
+ * keeps the last state one of its steps entered: where it waits (for the
+ * GPU, the peer's credit, the network).
  */
-#define NP_STEPS	8
-struct npchild {
-	uint64_t id, coll;
-	uint64_t ts;
-	int32_t peer;		/* proxy op: its peer; kernel channel: -1 */
-	uint32_t channel;
-	bool is_send, kernel;
-	uint64_t steps[NP_STEPS];	/* step event ids, a ring */
-	uint8_t nextstep;
-	int32_t step;		/* the step number of the last state */
-	uint32_t state;		/* NCCL's state; 0: none seen */
+struct stnp {
+	struct rdt_np_open_ent o;
+	uint16_t type;
+	uint64_t ts;		/* its start */
+	uint64_t comm_id;
+	/* Coll, P2p */
+	uint64_t seq;
+	uint64_t first;		/* its first child's start; 0: none yet */
+	bool p2p;
+	char func[RDT_NP_STR];
+	/* P2p, proxy op: the peer; proxy op */
+	int32_t peer;
+	bool is_send;
+	uint32_t state;		/* NCCL's; 0: none seen */
+	int32_t step;
 	uint64_t state_ts;
+	/* proxy step: its op */
+	uint64_t op;
 };
 
 /*
@@ -140,11 +137,11 @@ struct srank {
 	uint32_t op;
 	char func[RDT_NP_STR];	/* plugin: NCCL's name of the collective */
 	int32_t p2p_peer;	/* plugin: waiting in a P2p with it; -1: not */
-	struct npcoll *np;	/* plugin: its colls not done, oldest first */
-	size_t nnp;
-	struct npchild *ch;	/* plugin: their open children */
-	size_t nch, capch;
-	uint64_t dropped_np;	/* colls or children not kept (bounds) */
+	/* plugin, as of the last np_refresh(): what is open in its colls */
+	uint32_t kch, ops;
+	char peers[80];
+	uint64_t oldest_open;
+	const struct stnp *waits;	/* the op longest in its state */
 	uint64_t last_ev;	/* its last event of any kind */
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
@@ -160,6 +157,8 @@ struct rdt_stuck {
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
 	uint64_t dropped_qps;
+	struct rdt_np_open np;	/* plugin events open, of struct stnp */
+	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
 	bool procs;		/* host 0's ranks are this machine's processes */
 	bool stuck;		/* the last check found something stuck */
 	uint64_t since;		/* when it was first seen stuck */
@@ -170,8 +169,10 @@ RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
 {
 	struct rdt_stuck *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->limit = limit_ns ? limit_ns : 1;
+		rdt_np_open_init(&s->np, sizeof(struct stnp), NULL, NULL);
+	}
 	return s;
 }
 
@@ -187,10 +188,7 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
-	for (size_t i = 0; i < s->nranks; i++) {
-		free(s->ranks[i].np);
-		free(s->ranks[i].ch);
-	}
+	rdt_np_open_free(&s->np);
 	free(s->ranks);
 	free(s);
 }
@@ -487,224 +485,202 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 
 /* ---- NCCL's collectives, through its profiler plugin -------------------- */
 
-/* The rank's position from its plugin colls: the oldest begun (a child
- * started, not every one stopped) is the one it waits in. */
-static void np_position(struct srank *k)
-{
-	k->begun = 0;
-	k->p2p_peer = -1;
-	for (size_t i = 0; i < k->nnp; i++) {
-		const struct npcoll *c = &k->np[i];
-
-		if (c->open) {
-			/* A P2p has no seq: the rank is where its colls left it. */
-			k->seq = c->p2p ? k->last_seq : c->seq;
-			k->begun = c->first;
-			k->p2p_peer = c->p2p ? c->peer : -1;
-			snprintf(k->func, sizeof(k->func), "%s", c->func);
-			return;
-		}
-	}
-}
-
-/* Entry @i done: a coll, with every older coll of the rank (they run in
- * order); a P2p alone (a group's sends and receives end in any order). */
-static void np_retire(struct srank *k, size_t i)
-{
-	uint64_t seq = k->np[i].seq;
-	size_t first = 0;
-
-	if (k->np[i].p2p) {
-		first = i;
-	} else if (seq + 1 > k->last_seq) {
-		k->last_seq = seq + 1;
-	}
-	for (size_t j = first; j <= i; j++) {
-		/* Their children go too: the GPU ran the colls in order. */
-		for (size_t c = 0; c < k->nch;)
-			if (k->ch[c].coll == k->np[j].id)
-				k->ch[c] = k->ch[--k->nch];
-			else
-				c++;
-	}
-	memmove(k->np + first, k->np + i + 1, (k->nnp - i - 1) * sizeof(*k->np));
-	k->nnp -= i + 1 - first;
-}
-
 /* The rank of a plugin record that names its communicator. */
 static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev,
-			     const struct rdt_np_ids *ids, bool make)
+			     uint64_t comm_id, bool make)
 {
 	struct srank *k = rank_get(s, ev->host, ev->rec.hdr.pid,
-				   ids->comm_id ? ids->comm_id : 1, make);
+				   comm_id ? comm_id : 1, make);
 
-	if (!k || !make)
-		return k;
-
-	if (k && !*k->comm && ev->comm && *ev->comm)
+	if (k && make && !*k->comm && ev->comm && *ev->comm)
 		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
 	return k;
 }
 
-/* A Coll, or with @p2p a P2p: kept until it and its children are done. */
-static void np_coll(struct rdt_stuck *s, const struct rdt_event *ev, bool p2p)
+static struct stnp *np_find(const struct rdt_stuck *s, uint32_t host,
+			    uint32_t pid, uint64_t id)
 {
-	const struct rdt_ev_np_coll *c = &ev->rec.np_coll;
-	const struct rdt_ev_np_p2p *p = &ev->rec.np_p2p;
-	struct srank *k = np_rank(s, ev, &c->ids, true);
-	struct npcoll *n;
-
-	if (!k)
-		return;
-	if (!k->np && !(k->np = calloc(RDT_STUCK_MAX_NPCOLLS, sizeof(*k->np)))) {
-		k->dropped_np++;
-		return;
-	}
-	if (k->nnp == RDT_STUCK_MAX_NPCOLLS) {
-		/* The oldest is the least likely to matter: a hang shows
-		 * in the newest that cannot start. */
-		k->dropped_np++;
-		np_retire(k, 0);
-	}
-	k->op = 0;
-	n = &k->np[k->nnp++];
-	if (p2p) {
-		k->rank = p->ids.rank;
-		*n = (struct npcoll){ .id = p->ids.id, .ts = ev->ts, .p2p = true,
-				      .peer = p->peer };
-		memcpy(n->func, p->func, sizeof(n->func));
-	} else {
-		k->rank = c->ids.rank;
-		*n = (struct npcoll){ .id = c->ids.id, .seq = c->seq, .ts = ev->ts,
-				      .peer = -1 };
-		memcpy(n->func, c->func, sizeof(n->func));
-	}
-	n->func[sizeof(n->func) - 1] = 0;
-	if (!k->begun)
-		snprintf(k->func, sizeof(k->func), "%s", n->func);
+	return (struct stnp *)rdt_np_open_find(&s->np, host, pid, id);
 }
 
-/* A kernel channel or proxy op starts: its parent may be a kept coll. */
-static void np_child(struct rdt_stuck *s, const struct rdt_event *ev,
-		     const struct rdt_np_ids *ids, int32_t peer,
-		     uint32_t channel, bool is_send, bool kernel)
+/* A Coll or P2p with a child seen and none open: the rank is past it. */
+static void np_done(struct rdt_stuck *s, const struct rdt_event *ev,
+		    const struct stnp *c)
 {
-	struct srank *k = np_rank(s, ev, ids, false);
-	struct npcoll *c = NULL;
+	struct srank *k;
 
-	if (!k || !ids->parent)
+	if (!c->o.stopped || c->o.open_kids || !c->first || c->p2p)
 		return;
-	for (size_t i = 0; i < k->nnp && !c; i++)
-		if (k->np[i].id == ids->parent)
-			c = &k->np[i];
-	if (!c)
-		return;
-	if (k->nch == k->capch) {
-		size_t cap = k->capch ? 2 * k->capch : 16;
-		struct npchild *v;
+	k = rank_get(s, ev->host, ev->rec.hdr.pid, c->comm_id ? c->comm_id : 1,
+		     false);
+	if (k && c->seq + 1 > k->last_seq)
+		k->last_seq = c->seq + 1;
+}
 
-		if (cap > RDT_STUCK_MAX_NPCHILD ||
-		    !(v = realloc(k->ch, cap * sizeof(*v)))) {
-			k->dropped_np++;
-			return;
+static void np_start(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	const struct rdt_np_ids *ids = &r->np_stop.ids;
+	bool root = r->hdr.type == RDT_EV_NP_COLL || r->hdr.type == RDT_EV_NP_P2P;
+	struct rdt_np_open_ent *par;
+	struct stnp *e, *c;
+
+	if (s->np.n >= RDT_STUCK_MAX_NP) {
+		s->dropped_np++;
+		return;
+	}
+	e = (struct stnp *)rdt_np_open_start(&s->np, ev, root, &par);
+	if (!e) {
+		s->dropped_np++;
+		return;
+	}
+	e->type = r->hdr.type;
+	e->ts = ev->ts;
+	e->comm_id = ids->comm_id;
+	e->peer = -1;
+	switch (r->hdr.type) {
+	case RDT_EV_NP_COLL:
+		e->seq = r->np_coll.seq;
+		memcpy(e->func, r->np_coll.func, sizeof(e->func));
+		break;
+	case RDT_EV_NP_P2P:
+		e->p2p = true;
+		e->peer = r->np_p2p.peer;
+		memcpy(e->func, r->np_p2p.func, sizeof(e->func));
+		break;
+	case RDT_EV_NP_PROXY_OP:
+		e->peer = r->np_proxy_op.peer;
+		e->is_send = r->np_proxy_op.is_send;
+		break;
+	case RDT_EV_NP_PROXY_STEP:
+		e->op = ids->parent;
+		e->step = r->np_proxy_step.step;
+		break;
+	default:
+		break;
+	}
+	e->func[sizeof(e->func) - 1] = 0;
+	if (root) {
+		struct srank *k = np_rank(s, ev, ids->comm_id, true);
+
+		if (k) {
+			k->rank = ids->rank;
+			k->op = 0;
+			if (!k->begun)	/* its latest, until it waits in one */
+				snprintf(k->func, sizeof(k->func), "%s", e->func);
 		}
-		k->ch = v;
-		k->capch = cap;
+		return;
 	}
-	k->ch[k->nch++] = (struct npchild){ .id = ids->id, .coll = c->id,
-		.ts = ev->ts, .peer = peer, .channel = channel,
-		.is_send = is_send, .kernel = kernel };
-	if (!c->first)
+	/* A collective's wait begins with its first child. */
+	c = (struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+	if (c && !c->first)
 		c->first = ev->ts ? ev->ts : 1;
-	c->open++;
-	c->seen++;
-	np_position(k);
-}
-
-/* A proxy step starts under an open proxy op: kept in the op's ring. */
-static void np_step(struct rdt_stuck *s, const struct rdt_event *ev)
-{
-	const struct rdt_ev_np_proxy_step *st = &ev->rec.np_proxy_step;
-	struct srank *k = np_rank(s, ev, &st->ids, false);
-
-	if (!k || !k->nch || !st->ids.parent)
-		return;
-	for (size_t i = 0; i < k->nch; i++) {
-		struct npchild *c = &k->ch[i];
-
-		if (c->id != st->ids.parent || c->kernel)
-			continue;
-		c->steps[c->nextstep++ % NP_STEPS] = st->ids.id;
-		c->step = st->step;
-		return;
-	}
 }
 
 /* A proxy step's state: its op's last state. */
 static void np_state(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_np_state *st = &ev->rec.np_state;
-	struct srank *k;
+	struct stnp *step, *op;
 
 	if (st->ids.ntype != RDT_NP_PROXY_STEP)
 		return;
-	/* A state names no communicator: every rank of the process. */
-	for (size_t r = 0; r < s->nranks; r++) {
-		k = &s->ranks[r];
-		if (k->pid != st->hdr.pid || k->host != ev->host || !k->nch)
-			continue;
-		for (size_t i = 0; i < k->nch; i++) {
-			struct npchild *c = &k->ch[i];
-
-			for (int j = 0; j < NP_STEPS && !c->kernel; j++) {
-				if (c->steps[j] != st->ids.id)
-					continue;
-				c->state = st->state;
-				c->state_ts = ev->ts ? ev->ts : 1;
-				return;
-			}
-		}
-	}
+	step = np_find(s, ev->host, st->hdr.pid, st->ids.id);
+	if (!step || step->type != RDT_EV_NP_PROXY_STEP ||
+	    !(op = np_find(s, ev->host, st->hdr.pid, step->op)))
+		return;
+	op->state = st->state;
+	op->step = step->step;
+	op->state_ts = ev->ts ? ev->ts : 1;
 }
 
 static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
-	struct srank *k;
-	uint64_t coll = ids->id;
-	size_t i;
+	uint32_t host = ev->host, pid = ev->rec.hdr.pid;
+	struct stnp *e = np_find(s, host, pid, ids->id), *c;
+	uint64_t coll;
 
-	if (!(ids->ntype & (RDT_NP_COLL | RDT_NP_P2P | RDT_NP_KERNEL_CH |
-			    RDT_NP_PROXY_OP)))
+	if (!e)
 		return;
-	/* A stop names no communicator: the rank of the process that has
-	 * the event (ids are unique within a process). */
-	for (size_t r = 0;; r++) {
-		if (r == s->nranks)
-			return;
-		k = &s->ranks[r];
-		if (k->pid != ev->rec.hdr.pid || k->host != ev->host || !k->nnp)
+	coll = e->o.coll;
+	rdt_np_open_stop(&s->np, &e->o, ev->ts);
+	/* Entries move on a stop: the collective looked up again. */
+	if (coll && (c = np_find(s, host, pid, coll)))
+		np_done(s, ev, c);
+}
+
+/* A rank's view of its open plugin events (report time): the oldest
+ * collective it waits in, what is open under it, and by which peers. */
+static void np_view(struct rdt_stuck *s, struct srank *k)
+{
+	const struct stnp *w = NULL;
+	struct { int32_t peer; bool send; } peers[8];
+	size_t len = 0, npeers = 0, j;
+
+	k->kch = k->ops = 0;
+	k->peers[0] = 0;
+	k->oldest_open = 0;
+	k->waits = NULL;
+	for (size_t i = 0; i < s->np.cap; i++) {
+		const struct stnp *e = (const struct stnp *)(s->np.v + i * s->np.esz);
+		const struct stnp *c;
+
+		if (!e->o.key || e->o.pid != k->pid || e->o.host != k->host ||
+		    (e->comm_id ? e->comm_id : 1) != k->comm_id)
 			continue;
-		if (ids->ntype != RDT_NP_COLL && ids->ntype != RDT_NP_P2P) {
-			for (i = 0; i < k->nch && k->ch[i].id != ids->id; i++)
-				;
-			if (i == k->nch)
-				continue;
-			coll = k->ch[i].coll;
-			k->ch[i] = k->ch[--k->nch];
+		if (e->o.coll == e->o.id) {
+			if (e->o.open_kids && e->first && (!w || e->first < w->first))
+				w = e;
+			continue;
 		}
-		for (i = 0; i < k->nnp && k->np[i].id != coll; i++)
-			;
-		if (i < k->nnp)
-			break;
+		if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
+			continue;
+		c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+		if (!c)
+			continue;
+		if (!k->oldest_open || e->ts < k->oldest_open)
+			k->oldest_open = e->ts;
+		if (e->type == RDT_EV_NP_KERNEL_CH) {
+			k->kch++;
+			continue;
+		}
+		k->ops++;
+		if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
+			k->waits = e;
+		for (j = 0; j < npeers; j++)
+			if (peers[j].peer == e->peer && peers[j].send == e->is_send)
+				break;
+		if (j == npeers && npeers < sizeof(peers) / sizeof(peers[0])) {
+			peers[npeers].peer = e->peer;
+			peers[npeers++].send = e->is_send;
+			len += (size_t)snprintf(k->peers + len, sizeof(k->peers) - len,
+						"%s%s%d", len ? "," : "",
+						e->is_send ? ">" : "<", e->peer);
+			if (len >= sizeof(k->peers))
+				len = sizeof(k->peers) - 1;
+		}
 	}
-	if (ids->ntype == RDT_NP_COLL || ids->ntype == RDT_NP_P2P)
-		k->np[i].stopped = true;
-	else if (k->np[i].open)
-		k->np[i].open--;
-	if (k->np[i].stopped && k->np[i].seen && !k->np[i].open)
-		np_retire(k, i);
-	np_position(k);
+	k->begun = 0;
+	k->p2p_peer = -1;
+	if (!w)
+		return;
+	k->begun = w->first;
+	k->seq = w->p2p ? k->last_seq : w->seq;
+	k->p2p_peer = w->p2p ? w->peer : -1;
+	snprintf(k->func, sizeof(k->func), "%s", w->func);
+}
+
+/* Every plugin rank's view, at @now (trace time): first the collectives
+ * done long ago leave the table. */
+static void np_refresh(struct rdt_stuck *s, uint64_t now)
+{
+	if (!s->np.n)
+		return;
+	rdt_np_open_linger(&s->np, now);
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].comm_id)
+			np_view(s, &s->ranks[i]);
 }
 
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
@@ -725,7 +701,7 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		coll_mark(s, ev);
 		break;
 	case RDT_EV_NP_COMM_INIT: {
-		struct srank *k = np_rank(s, ev, &r->np_comm.ids, true);
+		struct srank *k = np_rank(s, ev, r->np_comm.ids.comm_id, true);
 
 		if (k) {
 			k->rank = r->np_comm.ids.rank;
@@ -735,21 +711,11 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		break;
 	}
 	case RDT_EV_NP_COLL:
-		np_coll(s, ev, false);
-		break;
 	case RDT_EV_NP_P2P:
-		np_coll(s, ev, true);
-		break;
 	case RDT_EV_NP_KERNEL_CH:
-		np_child(s, ev, &r->np_kernel_ch.ids, -1,
-			 r->np_kernel_ch.channel, false, true);
-		break;
 	case RDT_EV_NP_PROXY_OP:
-		np_child(s, ev, &r->np_proxy_op.ids, r->np_proxy_op.peer,
-			 r->np_proxy_op.channel, r->np_proxy_op.is_send, false);
-		break;
 	case RDT_EV_NP_PROXY_STEP:
-		np_step(s, ev);
+		np_start(s, ev);
 		break;
 	case RDT_EV_NP_STATE:
 		np_state(s, ev);
@@ -1202,59 +1168,26 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 }
 
 /*
- * A plugin rank's open children: its kernel channels still running, and
- * its proxy ops still moving data, by peer (send to, recv from): the
- * peers a rank stuck in a collective waits on.
+ * A plugin rank's open children (np_view()): its kernel channels still
+ * running, and its proxy ops still moving data, by peer (send to, recv
+ * from): the peers a rank stuck in a collective waits on; and the op
+ * whose step has been longest in its state: where it waits.
  */
 static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
 {
-	size_t kch = 0, ops = 0, len = 0;
-	uint64_t oldest = 0;
-	char peers[160] = "";
+	const char *name;
 
-	for (size_t i = 0; i < k->nch; i++) {
-		const struct npchild *c = &k->ch[i];
-		char one[24];
-		bool dup = false;
-
-		if (!oldest || c->ts < oldest)
-			oldest = c->ts;
-		if (c->kernel) {
-			kch++;
-			continue;
-		}
-		ops++;
-		snprintf(one, sizeof(one), "%s%d", c->is_send ? ">" : "<", c->peer);
-		for (size_t j = 0; j < i && !dup; j++)
-			dup = !k->ch[j].kernel && k->ch[j].peer == c->peer &&
-			      k->ch[j].is_send == c->is_send;
-		if (!dup && len + strlen(one) + 2 < sizeof(peers))
-			len += (size_t)snprintf(peers + len, sizeof(peers) - len,
-						"%s%s", len ? "," : "", one);
-	}
-	if (!k->nch && !k->nnp)
+	if (!k->comm_id || (!k->kch && !k->ops && !k->begun))
 		return;
-	fprintf(o, " kernel_channels=%zu proxy_ops=%zu", kch, ops);
-	if (ops)
-		fprintf(o, " peers=%s", peers);
-	/* The op whose step has been in its state longest: where it waits. */
-	{
-		const struct npchild *w = NULL;
-		const char *name;
-
-		for (size_t i = 0; i < k->nch; i++)
-			if (!k->ch[i].kernel && k->ch[i].state &&
-			    (!w || k->ch[i].state_ts < w->state_ts))
-				w = &k->ch[i];
-		if (w && (name = rdt_np_state_name(w->state)))
-			fprintf(o, " waits=%s%d:%s step=%d for=%.3f",
-				w->is_send ? ">" : "<", w->peer, name, w->step,
-				ago(now, w->state_ts));
-	}
-	if (oldest)
-		fprintf(o, " oldest_open=%.3f", ago(now, oldest));
-	if (k->dropped_np)
-		fprintf(o, " dropped=%" PRIu64, k->dropped_np);
+	fprintf(o, " kernel_channels=%u proxy_ops=%u", k->kch, k->ops);
+	if (k->ops)
+		fprintf(o, " peers=%s", k->peers);
+	if (k->waits && (name = rdt_np_state_name(k->waits->state)))
+		fprintf(o, " waits=%s%d:%s step=%d for=%.3f",
+			k->waits->is_send ? ">" : "<", k->waits->peer, name,
+			k->waits->step, ago(now, k->waits->state_ts));
+	if (k->oldest_open)
+		fprintf(o, " oldest_open=%.3f", ago(now, k->oldest_open));
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
@@ -1324,6 +1257,9 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	if (s->dropped_qps)
 		fprintf(o, "stuck: dropped_qps=%" PRIu64 " (QPs not tracked: over %d)\n",
 			s->dropped_qps, RDT_STUCK_MAX_QPS);
+	if (s->dropped_np)
+		fprintf(o, "stuck: dropped_nccl_events=%" PRIu64 " (not tracked: over %u open, or no memory)\n",
+			s->dropped_np, RDT_STUCK_MAX_NP);
 	fflush(o);
 }
 
@@ -1331,8 +1267,11 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
 	size_t n, nc = 0;
-	struct hit *v = collect(s, now, s->limit, &n);
+	struct hit *v;
 	bool changed = false;
+
+	np_refresh(s, now);
+	v = collect(s, now, s->limit, &n);
 
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
 	for (size_t i = 0; i < n; i++) {
@@ -1398,8 +1337,10 @@ RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 				uint64_t now, FILE *o)
 {
 	size_t n;
-	struct hit *v = collect(s, now, 0, &n);
+	struct hit *v;
 
+	np_refresh(s, now);
+	v = collect(s, now, 0, &n);
 	print_report(s, r, v, n, now, "asked", o);
 	free(v);
 }
