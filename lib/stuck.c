@@ -141,7 +141,8 @@ struct srank {
 	uint32_t kch, ops;
 	char peers[80];
 	uint64_t oldest_open;
-	const struct stnp *waits;	/* the op longest in its state */
+	const struct stnp *waits;	/* the op longest in its state; valid
+					 * until the next event moves entries */
 	uint64_t last_ev;	/* its last event of any kind */
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
