@@ -567,5 +567,17 @@ void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev);
 void rdt_ctr_stats_window(struct rdt_ctr_stats *s, const struct rdt_event *ev);
 void rdt_ctr_stats_print(struct rdt_ctr_stats *s, FILE *o);
 void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o);
+/* stats_slow.c: --stats' slow collectives (marked begin/end) */
+struct rdt_slow;
+struct rdt_slow *rdt_slow_new(void);
+void rdt_slow_free(struct rdt_slow *s);
+void rdt_slow_mark(struct rdt_slow *s, const struct rdt_event *ev);
+void rdt_slow_wr(struct rdt_slow *s, uint32_t host, uint32_t pid,
+		 uint32_t dev, uint32_t qpn, uint64_t wr_id, uint64_t post_ts,
+		 uint64_t done_ts);
+void rdt_slow_retry(struct rdt_slow *s, uint32_t host, uint32_t pid, bool rnr);
+void rdt_slow_counter(struct rdt_slow *s, const struct rdt_event *ev);
+void rdt_slow_print(struct rdt_slow *s, FILE *o);
+void rdt_slow_print_json(struct rdt_slow *s, FILE *o);
 
 #endif

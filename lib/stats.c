@@ -13,6 +13,7 @@ struct qp_stat {
 	char devname[RDT_NAME_LEN + 1];
 	uint64_t sends, recvs, doorbells, wcs, wc_errors, rxe_cqes, modifies,
 		 send_bytes, retries;
+	uint32_t pid;			/* its last post's: the owner */
 	/* The QP's first completion with an error, and the flushes of the
 	 * same kind of record after it ("completion with error 12": which
 	 * QP, which WR, when, and what went down with it). */
@@ -47,6 +48,7 @@ struct rdt_stats {
 	uint64_t types[RDT_EV_MAX + 1];
 	struct rdt_np_stats *np;
 	struct rdt_ctr_stats *ctr;
+	struct rdt_slow *slow;
 	/* rxe packets sent on one host and received on another */
 	struct rdt_xpairs *xp;
 	bool xp_failed;
@@ -58,9 +60,11 @@ RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
 
 	if (st && (!(st->m = rdt_wrmatch_new()) ||
 		   !(st->np = rdt_np_stats_new()) ||
-		   !(st->ctr = rdt_ctr_stats_new()))) {
+		   !(st->ctr = rdt_ctr_stats_new()) ||
+		   !(st->slow = rdt_slow_new()))) {
 		rdt_wrmatch_free(st->m);
 		rdt_np_stats_free(st->np);
+		rdt_ctr_stats_free(st->ctr);
 		free(st);
 		return NULL;
 	}
@@ -88,6 +92,7 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 	rdt_wrmatch_free(st->m);
 	rdt_np_stats_free(st->np);
 	rdt_ctr_stats_free(st->ctr);
+	rdt_slow_free(st->slow);
 	rdt_xpairs_free(st->xp);
 	free(st->lat);
 	free(st);
@@ -202,8 +207,11 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	}
 	if (r->hdr.type == RDT_EV_PORT_COUNTER) {
 		rdt_ctr_stats_add(st->ctr, ev);
+		rdt_slow_counter(st->slow, ev);
 		return;
 	}
+	if (r->hdr.type == RDT_EV_COLL_MARK)
+		rdt_slow_mark(st->slow, ev);
 	if (r->hdr.type == RDT_EV_RXE_XMIT || r->hdr.type == RDT_EV_RXE_RCV) {
 		if (!st->xp && !st->xp_failed &&
 		    !(st->xp = rdt_xpairs_new(rdt_xpairs_cap())))
@@ -226,11 +234,13 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	case RDT_EV_VERBS_POST_SEND:
 		q->sends++;
 		q->send_bytes += r->post_send.total_len;
+		q->pid = r->hdr.pid;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_RECV:
 	case RDT_EV_VERBS_POST_RECV:
 		q->recvs++;
+		q->pid = r->hdr.pid;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_SEND_DB:
@@ -245,6 +255,8 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		break;
 	case RDT_EV_RXE_RETRY:
 		q->retries++;
+		rdt_slow_retry(st->slow, ev->host, q->pid,
+			       r->rxe_retry.kind == RDT_RXE_RNR);
 		break;
 	case RDT_EV_POLL_CQ_WC:
 	case RDT_EV_RXE_CQE:
@@ -258,9 +270,14 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 			q->wc_errors += r->rxe_cqe.status != 0;
 			qp_error(q, ev, r->rxe_cqe.status, 0, r->rxe_cqe.wr_id);
 		}
-		if (rdt_wrmatch_event(st->m, ev, &post_ts) && ev->ts >= post_ts)
+		if (rdt_wrmatch_event(st->m, ev, &post_ts) && ev->ts >= post_ts) {
 			add_latency(st, ev->ts - post_ts);
-		else
+			rdt_slow_wr(st->slow, ev->host,
+				    q->pid ? q->pid : r->hdr.pid, q->dev, qpn,
+				    r->hdr.type == RDT_EV_RXE_CQE ?
+				    r->rxe_cqe.wr_id : r->wc.wr_id,
+				    post_ts, ev->ts);
+		} else
 			st->unmatched++;
 		break;
 	case RDT_EV_NCCL_CALL: {
@@ -482,6 +499,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 	}
 	rdt_np_stats_print(st->np, o);
 	rdt_ctr_stats_print(st->ctr, o);
+	rdt_slow_print(st->slow, o);
 	{
 		struct xcheck x;
 
@@ -597,6 +615,7 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 	fprintf(o, "]");
 	rdt_np_stats_print_json(st->np, o);
 	rdt_ctr_stats_print_json(st->ctr, o);
+	rdt_slow_print_json(st->slow, o);
 	{
 		struct xcheck x;
 
