@@ -143,6 +143,13 @@ struct srank {
 	const struct stnp *waits;	/* the op longest in its state; valid
 					 * until the next event moves entries */
 	uint64_t last_ev;	/* its last event of any kind */
+	uint64_t proc_last;	/* its process's (all its ranks), as of
+				 * the last refresh() */
+	uint64_t proc_start;	/* /proc's starttime, first seen; 0: none */
+	/* refresh()'s scratch: the collective it waits in, its peers */
+	const struct stnp *w;
+	uint8_t npeers;
+	struct { int32_t peer; bool send; } peer_seen[8];
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
 	bool reported;
@@ -615,77 +622,179 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 		np_done(s, ev, c);
 }
 
-/* A rank's view of its open plugin events (report time): the oldest
- * collective it waits in, what is open under it, and by which peers. */
-static void np_view(struct rdt_stuck *s, struct srank *k)
+/*
+ * The ranks by (host, pid, comm_id), for refresh(): open addressing over
+ * indexes into s->ranks, rebuilt at each report (ranks are few, the
+ * table of open plugin events may be large: one pass over it, not one a
+ * rank, so that a ring full of open events cannot stall the reader).
+ */
+struct rank_index {
+	uint32_t *v;		/* rank index + 1; 0: free */
+	size_t mask;
+};
+
+static size_t rank_hash(uint32_t host, uint32_t pid, uint64_t comm)
 {
-	const struct stnp *w = NULL;
-	struct { int32_t peer; bool send; } peers[8];
-	size_t len = 0, npeers = 0, j;
+	uint64_t h = ((uint64_t)host << 32 | pid) * 0x9e3779b97f4a7c15ull ^
+		     comm * 0xc2b2ae3d27d4eb4full;
 
-	k->kch = k->ops = 0;
-	k->peers[0] = 0;
-	k->oldest_open = 0;
-	k->waits = NULL;
-	for (size_t i = 0; i < s->np.cap; i++) {
-		const struct stnp *e = (const struct stnp *)(s->np.v + i * s->np.esz);
-		const struct stnp *c;
-
-		if (!e->o.key || e->o.pid != k->pid || e->o.host != k->host ||
-		    np_comm(e->comm_id) != k->comm_id)
-			continue;
-		if (e->o.coll == e->o.id) {
-			if (e->o.open_kids && e->first && (!w || e->first < w->first))
-				w = e;
-			continue;
-		}
-		if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
-			continue;
-		c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
-		if (!c)
-			continue;
-		if (!k->oldest_open || e->ts < k->oldest_open)
-			k->oldest_open = e->ts;
-		if (e->type == RDT_EV_NP_KERNEL_CH) {
-			k->kch++;
-			continue;
-		}
-		k->ops++;
-		if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
-			k->waits = e;
-		for (j = 0; j < npeers; j++)
-			if (peers[j].peer == e->peer && peers[j].send == e->is_send)
-				break;
-		if (j == npeers && npeers < sizeof(peers) / sizeof(peers[0])) {
-			peers[npeers].peer = e->peer;
-			peers[npeers++].send = e->is_send;
-			len += (size_t)snprintf(k->peers + len, sizeof(k->peers) - len,
-						"%s%s%d", len ? "," : "",
-						e->is_send ? ">" : "<", e->peer);
-			if (len >= sizeof(k->peers))
-				len = sizeof(k->peers) - 1;
-		}
-	}
-	k->begun = 0;
-	k->p2p_peer = -1;
-	if (!w)
-		return;
-	k->begun = w->first;
-	k->seq = w->p2p ? k->last_seq : w->seq;
-	k->p2p_peer = w->p2p ? w->peer : -1;
-	snprintf(k->func, sizeof(k->func), "%s", w->func);
+	return (size_t)(h ^ h >> 31);
 }
 
-/* Every plugin rank's view, at @now (trace time): first the collectives
- * done long ago leave the table. */
-static void np_refresh(struct rdt_stuck *s, uint64_t now)
+/* @proc: keyed by (host, pid) only, each process's first rank. */
+static bool rank_index_build(const struct rdt_stuck *s, struct rank_index *x,
+			     bool proc)
 {
-	if (!s->np.n)
+	size_t cap = 16;
+
+	while (cap < 2 * s->nranks)
+		cap *= 2;
+	x->v = calloc(cap, sizeof(*x->v));
+	x->mask = cap - 1;
+	if (!x->v)
+		return false;
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *k = &s->ranks[i];
+		size_t j = rank_hash(k->host, k->pid, proc ? 0 : k->comm_id) & x->mask;
+		bool dup = false;
+
+		for (; x->v[j] && !dup; j = (j + 1) & x->mask) {
+			const struct srank *o = &s->ranks[x->v[j] - 1];
+
+			dup = proc && o->host == k->host && o->pid == k->pid;
+		}
+		if (!dup)
+			x->v[j] = (uint32_t)i + 1;
+	}
+	return true;
+}
+
+static struct srank *rank_index_find(struct rdt_stuck *s,
+				     const struct rank_index *x, uint32_t host,
+				     uint32_t pid, uint64_t comm, bool proc)
+{
+	for (size_t j = rank_hash(host, pid, comm) & x->mask; x->v[j];
+	     j = (j + 1) & x->mask) {
+		struct srank *k = &s->ranks[x->v[j] - 1];
+
+		if (k->host == host && k->pid == pid &&
+		    (proc || k->comm_id == comm))
+			return k;
+	}
+	return NULL;
+}
+
+/* One open plugin event into its rank's view: the oldest collective it
+ * waits in, what is open under it, and by which peers. */
+static void np_view_add(struct rdt_stuck *s, struct srank *k,
+			const struct stnp *e)
+{
+	const struct stnp *c;
+	size_t len, j;
+
+	if (e->o.coll == e->o.id) {
+		if (e->o.open_kids && e->first && (!k->w || e->first < k->w->first))
+			k->w = e;
 		return;
-	rdt_np_open_linger(&s->np, now);
+	}
+	if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
+		return;
+	c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+	if (!c)
+		return;
+	if (!k->oldest_open || e->ts < k->oldest_open)
+		k->oldest_open = e->ts;
+	if (e->type == RDT_EV_NP_KERNEL_CH) {
+		k->kch++;
+		return;
+	}
+	k->ops++;
+	if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
+		k->waits = e;
+	for (j = 0; j < k->npeers; j++)
+		if (k->peer_seen[j].peer == e->peer &&
+		    k->peer_seen[j].send == e->is_send)
+			return;
+	if (k->npeers == sizeof(k->peer_seen) / sizeof(k->peer_seen[0]))
+		return;
+	k->peer_seen[k->npeers].peer = e->peer;
+	k->peer_seen[k->npeers++].send = e->is_send;
+	len = strlen(k->peers);
+	snprintf(k->peers + len, sizeof(k->peers) - len, "%s%s%d",
+		 len ? "," : "", e->is_send ? ">" : "<", e->peer);
+}
+
+/*
+ * At report time (@now, trace time): each rank's process's last event,
+ * and each plugin rank's view of its open events, in one pass over the
+ * ranks and one over the table (first the collectives done long ago
+ * leave it).
+ */
+static void refresh(struct rdt_stuck *s, uint64_t now)
+{
+	struct rank_index x = { 0 }, px = { 0 };
+
+	if (s->np.n)
+		rdt_np_open_linger(&s->np, now);
+	if (!s->nranks || !rank_index_build(s, &x, false) ||
+	    !rank_index_build(s, &px, true)) {
+		free(x.v);
+		return;
+	}
+	/* A process's last event is on one of its ranks (rdt_stuck_add):
+	 * the maximum goes to its first rank in px, then back to each. */
 	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].comm_id)
-			np_view(s, &s->ranks[i]);
+		s->ranks[i].proc_last = 0;
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		struct srank *f = rank_index_find(s, &px, k->host, k->pid, 0, true);
+
+		if (f && k->last_ev > f->proc_last)
+			f->proc_last = k->last_ev;
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		struct srank *f = rank_index_find(s, &px, k->host, k->pid, 0, true);
+
+		if (f)
+			k->proc_last = f->proc_last;
+		if (!k->comm_id)
+			continue;
+		k->kch = k->ops = 0;
+		k->peers[0] = 0;
+		k->oldest_open = 0;
+		k->waits = NULL;
+		k->w = NULL;
+		k->npeers = 0;
+	}
+	for (size_t i = 0; s->np.n && i < s->np.cap; i++) {
+		const struct stnp *e = (const struct stnp *)(s->np.v + i * s->np.esz);
+		struct srank *k;
+
+		if (!e->o.key)
+			continue;
+		k = rank_index_find(s, &x, e->o.host, e->o.pid,
+				    np_comm(e->comm_id), false);
+		if (k)
+			np_view_add(s, k, e);
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		const struct stnp *w = k->w;
+
+		if (!k->comm_id)
+			continue;
+		k->begun = 0;
+		k->p2p_peer = -1;
+		if (!w)
+			continue;
+		k->begun = w->first;
+		k->seq = w->p2p ? k->last_seq : w->seq;
+		k->p2p_peer = w->p2p ? w->peer : -1;
+		snprintf(k->func, sizeof(k->func), "%s", w->func);
+	}
+	free(x.v);
+	free(px.v);
 }
 
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
@@ -961,13 +1070,18 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 /*
  * What /proc says of a rank's process (live, this machine): its state
  * letter (R, S, D, T stopped, t traced, Z), or 0 when it is gone: no
- * entry, or one of another command (its pid reused).  '?' when /proc
- * could not be read.  The file is read once, bounded, and parsed from
- * the last ')' (a command name may hold anything).
+ * entry, or another process under its pid.  A pid reused is told by the
+ * process's start time (field 22), kept from the first read; before one,
+ * by a command name of another length or other letters (a thread may
+ * rename itself, so names are only a fallback).  '?' when /proc could not
+ * be read.  The file is read once, bounded, and parsed from the last ')'
+ * (a command name may hold anything).
  */
-static char proc_state(const struct rdt_stuck *s, const struct srank *k)
+static char proc_state(const struct rdt_stuck *s, struct srank *k)
 {
-	char path[32], buf[512], *open_, *close_;
+	char path[32], buf[512], *open_, *close_, *f22;
+	unsigned long long start = 0;
+	bool other;
 	size_t n;
 	FILE *f;
 
@@ -984,9 +1098,21 @@ static char proc_state(const struct rdt_stuck *s, const struct srank *k)
 	close_ = strrchr(buf, ')');
 	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
 		return '?';
-	if (*k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
-	    strncmp(open_ + 1, k->comm, strlen(k->comm)))
+	/* fields 3.. follow ") ": the 22nd is the 20th of them */
+	f22 = close_ + 2;
+	for (int i = 0; i < 19 && f22; i++)
+		f22 = strchr(f22, ' ') ? strchr(f22, ' ') + 1 : NULL;
+	other = *k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
+		strncmp(open_ + 1, k->comm, strlen(k->comm));
+	if (f22 && sscanf(f22, "%llu", &start) == 1 && start) {
+		if (k->proc_start)
+			return k->proc_start == start ? close_[2] : 0;
+		if (other)
+			return 0;
+		k->proc_start = start;
+	} else if (other) {
 		return 0;
+	}
 	return close_[2];
 }
 
@@ -1028,16 +1154,14 @@ static const char *coll_op(const struct srank *k)
 	return k->op == 1 ? "allreduce" : "collective";
 }
 
-/* Since the rank's process traced anything (any of its ranks' events). */
+/* Since the rank's process traced anything (any of its ranks' events,
+ * as of the last refresh()). */
 static uint64_t quiet(const struct rdt_stuck *s, const struct srank *k,
 		      uint64_t now)
 {
-	uint64_t last = k->last_ev;
+	uint64_t last = k->proc_last > k->last_ev ? k->proc_last : k->last_ev;
 
-	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == k->pid && s->ranks[i].host == k->host &&
-		    s->ranks[i].last_ev > last)
-			last = s->ranks[i].last_ev;
+	(void)s;
 	return now > last ? now - last : 0;
 }
 
@@ -1086,7 +1210,7 @@ static uint64_t position(const struct srank *k)
  * ranks of the waiting rank's NCCL communicator, or (USDT) with its
  * nranks.
  */
-static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
+static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
@@ -1107,7 +1231,7 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		    position(&s->ranks[i]) > front)
 			front = position(&s->ranks[i]);
 	for (size_t i = 0; i < s->nranks; i++) {
-		const struct srank *k = &s->ranks[i];
+		struct srank *k = &s->ranks[i];
 		uint64_t since, un;
 
 		if (!same_job(k, w))
@@ -1196,11 +1320,11 @@ static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
-static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
+static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 			uint64_t now, FILE *o)
 {
 	for (size_t i = 0; i < s->nranks; i++) {
-		const struct srank *k = &s->ranks[i];
+		struct srank *k = &s->ranks[i];
 		const char *proc = proc_word(proc_state(s, k));
 		char hb[80];
 
@@ -1276,7 +1400,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	struct hit *v;
 	bool changed = false;
 
-	np_refresh(s, now);
+	refresh(s, now);
 	v = collect(s, now, s->limit, &n);
 
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
@@ -1345,7 +1469,7 @@ RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 	size_t n;
 	struct hit *v;
 
-	np_refresh(s, now);
+	refresh(s, now);
 	v = collect(s, now, 0, &n);
 	print_report(s, r, v, n, now, "asked", o);
 	free(v);
