@@ -703,6 +703,30 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
 		return;
+	case RDT_EV_STUCK:
+	case RDT_EV_UNSTUCK: {
+		/* --stuck's reports on their own track: each stuck item as
+		 * long as it has waited, the cause as an instant, and the
+		 * episode, at its end, as a span of its whole length. */
+		const struct rdt_ev_stuck *k = &r->stuck;
+
+		pid = host_pid(s, ev->host, MISC_PID);
+		host_track(s, ev->host, pid, 2, "host events", "stuck");
+		if (r->hdr.type == RDT_EV_UNSTUCK)
+			snprintf(name, sizeof(name), "stuck (episode %u)", k->episode);
+		else if (k->kind == RDT_STUCK_QP)
+			snprintf(name, sizeof(name), "stuck qp 0x%x wr_id %llu",
+				 k->qpn, (unsigned long long)k->wr_id);
+		else if (k->kind == RDT_STUCK_COLL)
+			snprintf(name, sizeof(name), "stuck %.40s rank %d seq %llu",
+				 k->text, k->rank, (unsigned long long)k->seq);
+		else
+			snprintf(name, sizeof(name), "stuck: %.88s", k->text);
+		slice(s, ev, pid, 2, name,
+		      k->kind == RDT_STUCK_CAUSE && r->hdr.type == RDT_EV_STUCK ?
+		      0 : k->waits_ns);
+		return;
+	}
 	case RDT_EV_PORT_COUNTER:
 		counter(s, ev);
 		return;

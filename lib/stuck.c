@@ -168,6 +168,8 @@ struct rdt_stuck {
 	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
 	bool procs;		/* host 0's ranks are this machine's processes */
 	bool stuck;		/* the last check found something stuck */
+	rdt_stuck_record_fn emit;	/* reports as records, if set */
+	void *emit_ctx;
 	uint64_t since;		/* when it was first seen stuck */
 	uint64_t episodes;
 };
@@ -1393,6 +1395,116 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	fflush(o);
 }
 
+/* ---- the report as records (ABI 1.11) ----------------------------------- */
+
+RDT_EXPORT void rdt_stuck_on_record(struct rdt_stuck *s, rdt_stuck_record_fn fn,
+				    void *ctx)
+{
+	s->emit = fn;
+	s->emit_ctx = ctx;
+}
+
+/* Printable bytes only: the text comes from process and device names. */
+static void put_text(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	memset(dst + i, 0, size - i);
+}
+
+static void emit(struct rdt_stuck *s, uint16_t type, uint32_t kind,
+		 uint32_t host, uint64_t now, struct rdt_ev_stuck *k)
+{
+	struct rdt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	k->hdr.magic = RDT_REC_MAGIC;
+	k->hdr.version = RDT_ABI_MAJOR;
+	k->hdr.source = RDT_SRC_USER;
+	k->hdr.type = type;
+	k->hdr.size = sizeof(*k);
+	k->hdr.ts_ns = now;
+	k->episode = (uint32_t)s->episodes;
+	k->kind = kind;
+	k->since_ns = s->since;
+	ev.rec.stuck = *k;
+	ev.ts = now;
+	ev.host = host;
+	s->emit(s->emit_ctx, &ev);
+}
+
+/* A report's records: its cause line (from the printed report), then one
+ * per stuck QP and per rank waiting in a collective. */
+static void emit_report(struct rdt_stuck *s, const char *report,
+			const struct hit *v, size_t n, uint64_t now)
+{
+	const char *c = report ? strstr(report, "stuck: cause: ") : NULL;
+	struct rdt_ev_stuck k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.dev = RDT_NO_DEV;
+	if (c) {
+		char line[sizeof(k.text)];
+		const char *e;
+		size_t len;
+
+		c += strlen("stuck: cause: ");
+		e = strchr(c, '\n');
+		len = e ? (size_t)(e - c) : strlen(c);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, c, len);
+		line[len] = 0;
+		put_text(k.text, sizeof(k.text), line);
+	}
+	emit(s, RDT_EV_STUCK, RDT_STUCK_CAUSE, 0, now, &k);
+	for (size_t i = 0; i < n; i++) {
+		const struct sqp *q = v[i].q;
+		char t[sizeof(k.text)];
+
+		memset(&k, 0, sizeof(k));
+		k.hdr.pid = k.hdr.tid = q->pid;
+		k.hdr.dev = q->dev;
+		k.qpn = q->qpn;
+		k.dest_qpn = q->dest_qpn;
+		k.outstanding = q->n;
+		k.wr_id = q->n ? q->q[q->head].wr_id : 0;
+		k.retries = (uint32_t)(q->retries + q->rnr);
+		k.waits_ns = now >= waits_since(q) ? now - waits_since(q) : 0;
+		snprintf(t, sizeof(t), "%.16s %.64s", q->comm, q->devname);
+		put_text(k.text, sizeof(k.text), t);
+		emit(s, RDT_EV_STUCK, RDT_STUCK_QP, q->host, now, &k);
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *w = &s->ranks[i];
+
+		if (!coll_waiting(w, now, s->limit))
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.hdr.pid = k.hdr.tid = w->pid;
+		k.hdr.dev = RDT_NO_DEV;
+		k.rank = w->rank;
+		k.nranks = w->nranks;
+		k.seq = w->seq;
+		k.waits_ns = now - w->begun;
+		put_text(k.text, sizeof(k.text), coll_op(w));
+		emit(s, RDT_EV_STUCK, RDT_STUCK_COLL, w->host, now, &k);
+	}
+}
+
+static void emit_moving(struct rdt_stuck *s, uint64_t now)
+{
+	struct rdt_ev_stuck k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.dev = RDT_NO_DEV;
+	k.waits_ns = now >= s->since ? now - s->since : 0;
+	put_text(k.text, sizeof(k.text), "moving");
+	emit(s, RDT_EV_UNSTUCK, RDT_STUCK_CAUSE, 0, now, &k);
+}
+
 RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
@@ -1448,7 +1560,27 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			s->since = t + s->limit;
 			s->episodes++;
 		}
-		print_report(s, r, v, n, now, s->stuck ? "changed" : "new", o);
+		if (s->emit) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&buf, &len);
+
+			if (m) {
+				print_report(s, r, v, n, now,
+					     s->stuck ? "changed" : "new", m);
+				fclose(m);
+				fputs(buf, o);
+				fflush(o);
+			} else {
+				print_report(s, r, v, n, now,
+					     s->stuck ? "changed" : "new", o);
+			}
+			emit_report(s, buf, v, n, now);
+			free(buf);
+		} else {
+			print_report(s, r, v, n, now,
+				     s->stuck ? "changed" : "new", o);
+		}
 		for (size_t i = 0; i < n; i++) {
 			v[i].q->reported = true;
 			v[i].q->reported_wr_ts = waits_since(v[i].q);
@@ -1457,6 +1589,8 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s)\n",
 			secs(now), secs(s->limit), secs(now - s->since));
 		fflush(o);
+		if (s->emit)
+			emit_moving(s, now);
 	}
 	s->stuck = n || nc;
 	free(v);
