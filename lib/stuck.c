@@ -163,6 +163,11 @@ struct rdt_stuck {
 	uint64_t dropped_ranks;
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
+	/* The last QP seen in each of QCACHE slots (by qpn): most events are
+	 * a few QPs' posts and completions, and a hit skips the hash probe
+	 * (the tracker's cost per event is make bench's figure 3).  Cleared
+	 * at each rehash, which moves the entries. */
+	struct sqp *qcache[256];
 	uint64_t dropped_qps;
 	struct rdt_np_open np;	/* plugin events open, of struct stnp */
 	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
@@ -238,12 +243,29 @@ static bool rehash(struct rdt_stuck *s, size_t cap)
 	s->qps = t;
 	s->cap = cap;
 	s->n = n;
+	memset(s->qcache, 0, sizeof(s->qcache));
 	return true;
 }
 
 /* The live QP of (host, dev, qpn); made when @make; NULL when full. */
-static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
-			   uint32_t qpn, bool make)
+static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
+				uint32_t dev, uint32_t qpn, bool make);
+
+static inline struct sqp *qp_find(struct rdt_stuck *s, uint32_t host,
+				  uint32_t dev, uint32_t qpn, bool make)
+{
+	struct sqp *q = s->qcache[(qpn ^ dev ^ host) & 255];
+
+	if (q && q->qpn == qpn && q->dev == dev && q->host == host && !q->dead)
+		return q;
+	q = qp_find_slow(s, host, dev, qpn, make);
+	if (q)
+		s->qcache[(qpn ^ dev ^ host) & 255] = q;
+	return q;
+}
+
+static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
+				uint32_t dev, uint32_t qpn, bool make)
 {
 	size_t i, mask;
 
@@ -282,7 +304,7 @@ static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
  * changes or a name still unknown is given (two snprintf()s a post were
  * most of the tracker's cost; a trace without device names made them
  * again on every post). */
-static void qp_who(struct sqp *q, const struct rdt_event *ev)
+static inline __attribute__((always_inline)) void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
 	if (q->pid == ev->rec.hdr.pid &&
 	    (q->comm[0] || !ev->comm || !*ev->comm) &&
@@ -295,7 +317,7 @@ static void qp_who(struct sqp *q, const struct rdt_event *ev)
 		snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
 }
 
-static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
+static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_post_send *p = &ev->rec.post_send;
 	struct sqp *q;
@@ -354,7 +376,7 @@ static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 		q->n--;
 }
 
-static void send_done(struct sqp *q, uint64_t wr_id)
+static inline void send_done(struct sqp *q, uint64_t wr_id)
 {
 	uint32_t i;
 
@@ -372,7 +394,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 	q->retries = q->rnr = 0;
 }
 
-static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
+static inline __attribute__((always_inline)) void completion(struct rdt_stuck *s, const struct rdt_event *ev,
 		       uint32_t qpn, uint64_t wr_id, uint32_t status,
 		       uint32_t opcode, uint32_t vendor_err)
 {
@@ -799,7 +821,35 @@ static void refresh(struct rdt_stuck *s, uint64_t now)
 	free(px.v);
 }
 
+static __attribute__((noinline)) void stuck_add(struct rdt_stuck *s,
+						 const struct rdt_event *ev);
+
+/*
+ * Per event: the two kinds that are most of a trace, a send posted and a
+ * completion polled, on a short path (the tracker's cost is make bench's
+ * figure 3); everything else, and every event once ranks are tracked
+ * (their last event is kept), out of line.
+ */
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	uint16_t t = r->hdr.type;
+
+	if (!s->nranks) {
+		if (t == RDT_EV_POST_SEND || t == RDT_EV_VERBS_POST_SEND) {
+			post_send(s, ev);
+			return;
+		}
+		if (t == RDT_EV_POLL_CQ_WC || t == RDT_EV_VERBS_WC) {
+			completion(s, ev, r->wc.qpn, r->wc.wr_id, r->wc.status,
+				   r->wc.opcode, r->wc.vendor_err);
+			return;
+		}
+	}
+	stuck_add(s, ev);
+}
+
+static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
 	struct sqp *q;

@@ -403,7 +403,13 @@ static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
 
 	if (ev && ev->ts > *last)
 		*last = ev->ts;
-	if (a->follow) {
+	/* Per event, nothing until the next check is due by the events'
+	 * own clock (live, CLOCK_MONOTONIC stamps of a moment ago); live,
+	 * each idle wake-up (ev NULL, at most 200 ms apart) reads the clock,
+	 * which goes on when nothing is traced at all. */
+	if (!picture_requested && ev && *last < *next)
+		return;
+	if (a->follow && !ev) {
 		struct timespec t;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
