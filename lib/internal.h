@@ -441,7 +441,8 @@ uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 
 /* --stats of the NCCL profiler plugin's events (stats_nccl_plugin.c). */
 struct rdt_np_stats;
-struct rdt_np_stats *rdt_np_stats_new(void);
+struct rdt_slow;
+struct rdt_np_stats *rdt_np_stats_new(struct rdt_slow *slow);
 void rdt_np_stats_free(struct rdt_np_stats *s);
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
 /* Both retire every collective still kept for its children first. */
@@ -577,6 +578,18 @@ void rdt_slow_wr(struct rdt_slow *s, uint32_t host, uint32_t pid,
 		 uint64_t done_ts);
 void rdt_slow_retry(struct rdt_slow *s, uint32_t host, uint32_t pid, bool rnr);
 void rdt_slow_counter(struct rdt_slow *s, const struct rdt_event *ev);
+/* One rank's whole span of a collective known only once it is over (NCCL's
+ * through its profiler plugin: its kernel channels' GPU time). */
+struct rdt_slow_span {
+	const char *name;
+	uint64_t comm, seq;		/* commHash, seqNumber */
+	int32_t rank, nranks;		/* nranks <= 0: not known */
+	uint32_t host, pid;
+	uint64_t begin, end;		/* trace clock */
+	uint64_t wr_lat, wr_id, wr_post;	/* its slowest WR; lat 0: none */
+	uint32_t wr_dev, wr_qpn;
+};
+void rdt_slow_span(struct rdt_slow *s, const struct rdt_slow_span *sp);
 void rdt_slow_print(struct rdt_slow *s, FILE *o);
 void rdt_slow_print_json(struct rdt_slow *s, FILE *o);
 

@@ -59,12 +59,13 @@ RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
 	struct rdt_stats *st = calloc(1, sizeof(*st));
 
 	if (st && (!(st->m = rdt_wrmatch_new()) ||
-		   !(st->np = rdt_np_stats_new()) ||
-		   !(st->ctr = rdt_ctr_stats_new()) ||
-		   !(st->slow = rdt_slow_new()))) {
+		   !(st->slow = rdt_slow_new()) ||
+		   !(st->np = rdt_np_stats_new(st->slow)) ||
+		   !(st->ctr = rdt_ctr_stats_new()))) {
 		rdt_wrmatch_free(st->m);
 		rdt_np_stats_free(st->np);
 		rdt_ctr_stats_free(st->ctr);
+		rdt_slow_free(st->slow);
 		free(st);
 		return NULL;
 	}

@@ -36,8 +36,9 @@ struct slow_ctr {
 };
 
 struct slow_group {
+	char name[RDT_NP_STR];		/* "allreduce", NCCL's "AllReduce" */
+	uint64_t comm;			/* NCCL's commHash; 0: a mark */
 	uint64_t seq, bytes;
-	uint32_t op;
 	int32_t nranks;
 	uint64_t first_begin, last_begin, last_end;
 	int32_t first_rank, last_rank;
@@ -62,7 +63,7 @@ struct slow_proc {
 };
 
 struct slow_op {
-	uint32_t op;
+	char name[RDT_NP_STR];
 	uint64_t *dur;
 	size_t n, cap;
 	uint64_t not_kept;		/* past SLOW_DUR_MAX */
@@ -146,12 +147,12 @@ static struct slow_proc *proc_get(struct rdt_slow *s, uint32_t host,
 	return &s->procs[i];
 }
 
-static struct slow_op *op_get(struct rdt_slow *s, uint32_t op)
+static struct slow_op *op_get(struct rdt_slow *s, const char *name)
 {
 	struct slow_op *v;
 
 	for (size_t i = 0; i < s->nops; i++)
-		if (s->ops[i].op == op)
+		if (!strncmp(s->ops[i].name, name, sizeof(v->name) - 1))
 			return &s->ops[i];
 	v = realloc(s->ops, (s->nops + 1) * sizeof(*v));
 	if (!v)
@@ -159,7 +160,8 @@ static struct slow_op *op_get(struct rdt_slow *s, uint32_t op)
 	s->ops = v;
 	v = &s->ops[s->nops++];
 	memset(v, 0, sizeof(*v));
-	v->op = op;
+	snprintf(v->name, sizeof(v->name), "%.*s", (int)sizeof(v->name) - 1,
+		 name);
 	return v;
 }
 
@@ -173,7 +175,7 @@ static uint64_t group_dur(const struct slow_group *g)
 static void group_close(struct rdt_slow *s, size_t idx)
 {
 	struct slow_group *g = s->open[idx];
-	struct slow_op *o = op_get(s, g->op);
+	struct slow_op *o = op_get(s, g->name);
 	uint64_t d = group_dur(g);
 
 	s->open[idx] = s->open[--s->nopen];
@@ -211,16 +213,68 @@ static void group_close(struct rdt_slow *s, size_t idx)
 	free(g);
 }
 
-static struct slow_group *group_find(struct rdt_slow *s, uint32_t op,
-				     uint64_t seq, int32_t nranks)
+static struct slow_group *group_find(struct rdt_slow *s, const char *name,
+				     uint64_t comm, uint64_t seq,
+				     int32_t nranks)
 {
 	for (size_t i = s->nopen; i-- > 0;) {
 		struct slow_group *g = s->open[i];
 
-		if (g->op == op && g->seq == seq && g->nranks == nranks)
+		if (g->seq == seq && g->comm == comm && g->nranks == nranks &&
+		    !strncmp(g->name, name, sizeof(g->name) - 1))
 			return g;
 	}
 	return NULL;
+}
+
+static const char *mark_name(uint32_t op)
+{
+	return op == 1 ? "allreduce" : "collective";
+}
+
+/* A rank's begin at @ts into its group (made on its first). */
+static void group_begin(struct slow_group *g, const char *name, uint64_t comm,
+			uint64_t seq, int32_t nranks, uint64_t bytes,
+			int32_t rank, uint32_t host, uint64_t ts)
+{
+	if (!g->begun) {
+		/* NCCL's names fill their 16 bytes: at most 15 read */
+		snprintf(g->name, sizeof(g->name), "%.*s",
+			 (int)sizeof(g->name) - 1, name);
+		g->comm = comm;
+		g->seq = seq;
+		g->nranks = nranks;
+		g->bytes = bytes;
+		g->first_begin = ts;
+		g->first_rank = rank;
+	}
+	if (!g->begun || ts >= g->last_begin) {
+		g->last_begin = ts;
+		g->last_rank = rank;
+		g->last_host = host;
+	}
+	if (ts < g->first_begin) {
+		g->first_begin = ts;
+		g->first_rank = rank;
+	}
+	g->begun++;
+}
+
+/* A rank's end: the group closes once every rank that began it ended it
+ * (and all nranks, where known, began). */
+static void group_end(struct rdt_slow *s, struct slow_group *g, uint64_t ts)
+{
+	g->ended++;
+	if (ts > g->last_end)
+		g->last_end = ts;
+	if (g->ended < g->begun ||
+	    (g->nranks > 0 && g->ended < (uint32_t)g->nranks))
+		return;
+	for (size_t i = 0; i < s->nopen; i++)
+		if (s->open[i] == g) {
+			group_close(s, i);
+			return;
+		}
 }
 
 static struct slow_group *group_new(struct rdt_slow *s)
@@ -256,48 +310,46 @@ void rdt_slow_mark(struct rdt_slow *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
 	struct slow_proc *p = proc_get(s, ev->host, m->hdr.pid, true);
-	struct slow_group *g = group_find(s, m->op, m->seq, m->nranks);
+	const char *name = mark_name(m->op);
+	struct slow_group *g = group_find(s, name, 0, m->seq, m->nranks);
 
 	if (!m->phase) {		/* begin */
 		if (!g && !(g = group_new(s)))
 			return;
-		if (!g->begun) {
-			g->op = m->op;
-			g->seq = m->seq;
-			g->nranks = m->nranks;
-			g->bytes = m->bytes;
-			g->first_begin = ev->ts;
-			g->first_rank = m->rank;
-		}
-		if (!g->begun || ev->ts >= g->last_begin) {
-			g->last_begin = ev->ts;
-			g->last_rank = m->rank;
-			g->last_host = ev->host;
-		}
-		if (ev->ts < g->first_begin) {
-			g->first_begin = ev->ts;
-			g->first_rank = m->rank;
-		}
-		g->begun++;
+		group_begin(g, name, 0, m->seq, m->nranks, m->bytes, m->rank,
+			    ev->host, ev->ts);
 		if (p)
 			p->in = g;
 		return;
 	}
 	if (!g)				/* its begin was not seen */
 		return;
-	g->ended++;
-	if (ev->ts > g->last_end)
-		g->last_end = ev->ts;
 	if (p && p->in == g)
 		p->in = NULL;
-	if (g->ended >= g->begun &&
-	    (g->nranks <= 0 || g->ended >= (uint32_t)g->nranks)) {
-		for (size_t i = 0; i < s->nopen; i++)
-			if (s->open[i] == g) {
-				group_close(s, i);
-				break;
-			}
+	group_end(s, g, ev->ts);
+}
+
+/* One rank's whole span of an NCCL collective (the profiler plugin's
+ * GPU time, on the trace clock), with its slowest WR. */
+void rdt_slow_span(struct rdt_slow *s, const struct rdt_slow_span *sp)
+{
+	struct slow_group *g = group_find(s, sp->name, sp->comm, sp->seq,
+					  sp->nranks);
+
+	if (!g && !(g = group_new(s)))
+		return;
+	group_begin(g, sp->name, sp->comm, sp->seq, sp->nranks, 0, sp->rank,
+		    sp->host, sp->begin);
+	if (sp->wr_lat > g->wr.lat) {
+		g->wr.lat = sp->wr_lat;
+		g->wr.wr_id = sp->wr_id;
+		g->wr.post_ts = sp->wr_post;
+		g->wr.host = sp->host;
+		g->wr.pid = sp->pid;
+		g->wr.dev = sp->wr_dev;
+		g->wr.qpn = sp->wr_qpn;
 	}
+	group_end(s, g, sp->end);
 }
 
 static struct slow_group *proc_group(struct rdt_slow *s, uint32_t host,
@@ -402,11 +454,6 @@ static uint64_t quantile(const uint64_t *v, size_t n, double q)
 	return v[i < n ? i : n - 1];
 }
 
-static const char *op_name(uint32_t op)
-{
-	return op == 1 ? "allreduce" : "collective";
-}
-
 static int keep_cmp(const void *a, const void *b)
 {
 	uint64_t x = group_dur(a), y = group_dur(b);
@@ -433,11 +480,11 @@ static bool op_sum(struct slow_op *o, struct op_sum *x)
 	return true;
 }
 
-static bool slow_one(const struct rdt_slow *s, const struct slow_group *g,
-		     const struct op_sum *x, uint32_t op)
+static bool slow_one(const struct slow_group *g, const struct op_sum *x,
+		     const struct slow_op *op)
 {
-	(void)s;
-	return g->op == op && x->median && group_dur(g) > 3 * x->median;
+	return !strncmp(g->name, op->name, sizeof(g->name)) && x->median &&
+	       group_dur(g) > 3 * x->median;
 }
 
 void rdt_slow_print(struct rdt_slow *s, FILE *o)
@@ -446,7 +493,7 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 	if (!s->nops)
 		return;
 	qsort(s->keep, s->nkeep, sizeof(*s->keep), keep_cmp);
-	fprintf(o, "\n== slow collectives (marked begin/end; first begin to last end, across ranks) ==\n");
+	fprintf(o, "\n== slow collectives (marked begin/end, or NCCL's GPU time through its profiler plugin; first begin to last end, across ranks) ==\n");
 	for (size_t i = 0; i < s->nops; i++) {
 		struct slow_op *op = &s->ops[i];
 		struct op_sum x;
@@ -455,13 +502,13 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 		if (!op_sum(op, &x))
 			continue;
 		fprintf(o, "%s: %" PRIu64 " collectives, median %.3f ms, p99 %.3f ms, max %.3f ms; over 3x the median: %" PRIu64 "%s\n",
-			op_name(op->op), x.n, x.median / 1e6, x.p99 / 1e6,
+			op->name, x.n, x.median / 1e6, x.p99 / 1e6,
 			x.max / 1e6, x.over,
 			op->not_kept ? " (of the durations kept)" : "");
 		for (size_t k = 0; k < s->nkeep; k++) {
 			const struct slow_group *g = &s->keep[k];
 
-			if (!slow_one(s, g, &x, op->op))
+			if (!slow_one(g, &x, op))
 				continue;
 			shown++;
 			fprintf(o, "  seq=%" PRIu64 " dur=%.3f ms (%.1fx median) ranks=%u/%d bytes=%" PRIu64
@@ -471,6 +518,8 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 				g->nranks, g->bytes, g->last_rank,
 				(g->last_begin - g->first_begin) / 1e6,
 				g->first_rank, g->last_host);
+			if (g->comm)
+				fprintf(o, " nccl_comm=0x%" PRIx64, g->comm);
 			if (g->ended < g->begun)
 				fprintf(o, " ended=%u", g->ended);
 			fputc('\n', o);
@@ -517,20 +566,21 @@ void rdt_slow_print_json(struct rdt_slow *s, FILE *o)
 		fprintf(o, "%s{\"op\":\"%s\",\"count\":%" PRIu64 ",\"median_ns\":%" PRIu64
 			",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"over_3x_median\":%" PRIu64 ",\"slowest\":[", sep,
-			op_name(op->op), x.n, x.median, x.p99, x.max, x.over);
+			op->name, x.n, x.median, x.p99, x.max, x.over);
 		sep = ",";
 		for (size_t k = 0; k < s->nkeep; k++) {
 			const struct slow_group *g = &s->keep[k];
 
-			if (!slow_one(s, g, &x, op->op))
+			if (!slow_one(g, &x, op))
 				continue;
 			fprintf(o, "%s{\"seq\":%" PRIu64 ",\"dur_ns\":%" PRIu64
 				",\"ranks_begun\":%u,\"ranks_ended\":%u,\"nranks\":%d,\"bytes\":%" PRIu64
 				",\"first_rank\":%d,\"last_rank\":%d,\"last_host\":%u,\"last_lag_ns\":%" PRIu64
+				",\"nccl_comm\":%" PRIu64
 				",\"retries\":%" PRIu64 ",\"rnr\":%" PRIu64, sep2, g->seq,
 				group_dur(g), g->begun, g->ended, g->nranks, g->bytes,
 				g->first_rank, g->last_rank, g->last_host,
-				g->last_begin - g->first_begin, g->retries, g->rnr);
+				g->last_begin - g->first_begin, g->comm, g->retries, g->rnr);
 			if (g->wr.lat)
 				fprintf(o, ",\"slowest_wr\":{\"host\":%u,\"pid\":%u,\"dev\":%u,\"qpn\":%u,\"wr_id\":%" PRIu64
 					",\"post_ts_ns\":%" PRIu64 ",\"latency_ns\":%" PRIu64 "}",
