@@ -438,6 +438,9 @@ void rdt_wrmatch_free(struct rdt_wrmatch *m);
  * return the matching post's flow id and *post_ts, or 0. */
 uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 			   uint64_t *post_ts);
+/* The same; a poll's match also gives its WR's CQE time (0: none seen). */
+uint64_t rdt_wrmatch_event2(struct rdt_wrmatch *m, const struct rdt_event *ev,
+			    uint64_t *post_ts, uint64_t *cqe_ts);
 
 /* --stats of the NCCL profiler plugin's events (stats_nccl_plugin.c). */
 struct rdt_np_stats;

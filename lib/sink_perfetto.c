@@ -280,13 +280,17 @@ static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 	rdt_ob_c(o, '}');
 }
 
+enum flow_kind { FLOW_START, FLOW_STEP, FLOW_END };
+
 static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
-		 uint32_t tid, uint64_t id, bool start)
+		 uint32_t tid, uint64_t id, enum flow_kind k)
 {
 	struct rdt_ob *o = begin(s);
 
-	if (start)
+	if (k == FLOW_START)
 		rdt_ob_lit(o, "{\"ph\":\"s\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
+	else if (k == FLOW_STEP)
+		rdt_ob_lit(o, "{\"ph\":\"t\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
 	else
 		rdt_ob_lit(o, "{\"ph\":\"f\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
 	rdt_ob_u(o, id);
@@ -296,9 +300,9 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 	rdt_ob_u(o, tid);
 	rdt_ob_lit(o, ",\"ts\":");
 	ts(o, ev->ts - s->first_ts);
-	if (start)
+	if (k == FLOW_START)
 		rdt_ob_c(o, '}');
-	else
+	else	/* bound to the slice that encloses it: the completion's */
 		rdt_ob_lit(o, ",\"bp\":\"e\"}");
 }
 
@@ -668,7 +672,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	struct pf *p = s->priv;
 	struct rdt_ob *o = &p->o;
 	const union rdt_record *r = &ev->rec;
-	uint64_t post_ts = 0, id;
+	uint64_t post_ts = 0, cqe_ts = 0, id;
 	uint32_t qpn = 0, pid, tid;
 	bool has_qpn;
 	char name[96];
@@ -752,9 +756,13 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	else
 		snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
 	slice(s, ev, pid, tid, name, rdt_record_dur(r));
-	id = rdt_wrmatch_event(p->m, ev, &post_ts);
+	id = rdt_wrmatch_event2(p->m, ev, &post_ts, &cqe_ts);
+	/* post -> rxe's CQE -> the poll: the CQE a step of the arrow where
+	 * the QP is polled, its end where it is not */
 	if (id)
-		flow(s, ev, pid, tid, id, !rdt_is_completion(r));
+		flow(s, ev, pid, tid, id,
+		     !rdt_is_completion(r) ? FLOW_START :
+		     r->hdr.type == RDT_EV_RXE_CQE ? FLOW_STEP : FLOW_END);
 }
 
 static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)

@@ -316,7 +316,8 @@ static __attribute__((noinline)) void bt(struct binder *b, const char *v, int ma
 		t->txt = p;
 		t->txt_cap = cap;
 	}
-	memcpy(t->txt + t->txt_len, v, n);
+	if (n)	/* an empty first text: no buffer yet, and memcpy(NULL) is UB */
+		memcpy(t->txt + t->txt_len, v, n);
 	c->t = C_TXT;
 	c->v.off = t->txt_len;
 	c->n = (int)n;

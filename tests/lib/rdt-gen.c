@@ -35,6 +35,11 @@
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
  *
+ *   -J N        rxe's CQEs too (the BPF --rxe source): each send's
+ *               completion is also an RDT_EV_RXE_CQE half-way between its
+ *               post and its poll, and every send of a QP has wr_id 7 (as
+ *               ibv_rc_pingpong reuses its wr_ids); N 2: the last QP is
+ *               never polled (its CQEs only)
  *   -R N        N allreduce collectives marked begin/end (RDT_EV_COLL_MARK)
  *               by 4 ranks, pids 5000+k, seq 0..N-1, one every 1 ms from
  *               start + 50 ms: rank k begins 10 us * k in, posts a send
@@ -97,6 +102,8 @@ static size_t nrec, caprec;
 static unsigned int ncpus = 1, version = RDT_ABI_MAJOR;
 static uint32_t pid = 4242;
 static unsigned long shorter;	/* -W */
+static unsigned long cqes;	/* -J */
+static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
 
 static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 {
@@ -139,8 +146,23 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	p->total_len = 4096;
 	p->num_sge = 1;
 	p->send_flags = 2;
+	if (cqes)
+		p->wr_id = wr_id = 7;
 	if (!done)
 		return;
+	if (cqes) {
+		struct rdt_ev_rxe_cqe *c = rec(RDT_EV_RXE_CQE, sizeof(*c),
+					       t + lat / 2, 0);
+
+		c->hdr.pid = c->hdr.tid = 0;	/* rxe's kworker */
+		c->wr_id = wr_id;
+		c->qpn = qpn;
+		c->cq_id = 1;
+		c->byte_len = 4096;
+		c->user = 1;
+		if (qpn == unpolled_qpn)
+			return;
+	}
 	w = rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t + lat, 0);
 	w->qpn = qpn;
 	w->wr_id = wr_id;
@@ -440,7 +462,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -476,6 +498,7 @@ int main(int argc, char **argv)
 		case 'X': m.decoy = true; break;
 		case 'W': shorter = strtoul(optarg, NULL, 0); break;
 		case 'R': ring = strtoul(optarg, NULL, 0); break;
+		case 'J': cqes = strtoul(optarg, NULL, 0); break;
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
@@ -496,6 +519,8 @@ int main(int argc, char **argv)
 		snprintf(cm->comm, sizeof(cm->comm), "gen");
 		snprintf(d->name, sizeof(d->name), "rxe0");
 	}
+	if (cqes == 2 && qps)
+		unpolled_qpn = 100 + (uint32_t)(qps - 1);
 	for (unsigned long q = 0; q < qps; q++) {
 		uint32_t qpn = 100 + (uint32_t)q;
 		struct rdt_ev_qp_create *qc = rec(RDT_EV_QP_CREATE, sizeof(*qc), start + q, 0);
