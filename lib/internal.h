@@ -586,6 +586,7 @@ void rdt_slow_counter(struct rdt_slow *s, const struct rdt_event *ev);
 struct rdt_slow_span {
 	const char *name;
 	uint64_t comm, seq;		/* commHash, seqNumber */
+	uint64_t count;			/* elements */
 	int32_t rank, nranks;		/* nranks <= 0: not known */
 	uint32_t host, pid;
 	uint64_t begin, end;		/* trace clock */

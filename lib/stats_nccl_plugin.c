@@ -29,7 +29,7 @@ struct np_ev {
 	uint64_t	length;
 	char		func[RDT_NP_STR];
 	/* Coll: which one, by whom; its slowest WR (NET_IB post -> stop) */
-	uint64_t	seq, comm_id;
+	uint64_t	seq, comm_id, count;
 	int32_t		rank;
 	uint64_t	wr_lat, wr_id, wr_post;
 	uint32_t	wr_qpn;
@@ -216,6 +216,7 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 	case RDT_EV_NP_COLL:
 		memcpy(e->func, r->np_coll.func, sizeof(e->func));
 		e->seq = r->np_coll.seq;
+		e->count = r->np_coll.count;
 		e->comm_id = r->np_coll.ids.comm_id;
 		e->rank = r->np_coll.ids.rank;
 		break;
@@ -264,6 +265,7 @@ static void slow_span(struct rdt_np_stats *s, const struct np_ev *e,
 {
 	struct rdt_slow_span sp = {
 		.name = e->func, .comm = e->comm_id, .seq = e->seq,
+		.count = e->count,
 		.rank = e->rank, .nranks = comm_nranks(s, e->comm_id),
 		.host = e->o.host, .pid = e->o.pid,
 		.begin = (uint64_t)((int64_t)e->gpu_start + p->min_diff),

@@ -62,8 +62,12 @@ struct slow_proc {
 	struct slow_group *in;
 };
 
+/* A kind of collective: its name and size (a 512 KiB AllReduce is slow
+ * only against others of 512 KiB). */
 struct slow_op {
 	char name[RDT_NP_STR];
+	uint64_t size;			/* bytes (marks), elements (NCCL) */
+	bool elements;
 	uint64_t *dur;
 	size_t n, cap;
 	uint64_t not_kept;		/* past SLOW_DUR_MAX */
@@ -147,12 +151,14 @@ static struct slow_proc *proc_get(struct rdt_slow *s, uint32_t host,
 	return &s->procs[i];
 }
 
-static struct slow_op *op_get(struct rdt_slow *s, const char *name)
+static struct slow_op *op_get(struct rdt_slow *s, const char *name,
+			      uint64_t size, bool elements)
 {
 	struct slow_op *v;
 
 	for (size_t i = 0; i < s->nops; i++)
-		if (!strncmp(s->ops[i].name, name, sizeof(v->name) - 1))
+		if (s->ops[i].size == size && s->ops[i].elements == elements &&
+		    !strncmp(s->ops[i].name, name, sizeof(v->name) - 1))
 			return &s->ops[i];
 	v = realloc(s->ops, (s->nops + 1) * sizeof(*v));
 	if (!v)
@@ -162,6 +168,8 @@ static struct slow_op *op_get(struct rdt_slow *s, const char *name)
 	memset(v, 0, sizeof(*v));
 	snprintf(v->name, sizeof(v->name), "%.*s", (int)sizeof(v->name) - 1,
 		 name);
+	v->size = size;
+	v->elements = elements;
 	return v;
 }
 
@@ -175,7 +183,7 @@ static uint64_t group_dur(const struct slow_group *g)
 static void group_close(struct rdt_slow *s, size_t idx)
 {
 	struct slow_group *g = s->open[idx];
-	struct slow_op *o = op_get(s, g->name);
+	struct slow_op *o = op_get(s, g->name, g->bytes, g->comm != 0);
 	uint64_t d = group_dur(g);
 
 	s->open[idx] = s->open[--s->nopen];
@@ -338,8 +346,8 @@ void rdt_slow_span(struct rdt_slow *s, const struct rdt_slow_span *sp)
 
 	if (!g && !(g = group_new(s)))
 		return;
-	group_begin(g, sp->name, sp->comm, sp->seq, sp->nranks, 0, sp->rank,
-		    sp->host, sp->begin);
+	group_begin(g, sp->name, sp->comm, sp->seq, sp->nranks, sp->count,
+		    sp->rank, sp->host, sp->begin);
 	if (sp->wr_lat > g->wr.lat) {
 		g->wr.lat = sp->wr_lat;
 		g->wr.wr_id = sp->wr_id;
@@ -483,8 +491,9 @@ static bool op_sum(struct slow_op *o, struct op_sum *x)
 static bool slow_one(const struct slow_group *g, const struct op_sum *x,
 		     const struct slow_op *op)
 {
-	return !strncmp(g->name, op->name, sizeof(g->name)) && x->median &&
-	       group_dur(g) > 3 * x->median;
+	return !strncmp(g->name, op->name, sizeof(g->name)) &&
+	       g->bytes == op->size && (g->comm != 0) == op->elements &&
+	       x->median && group_dur(g) > 3 * x->median;
 }
 
 void rdt_slow_print(struct rdt_slow *s, FILE *o)
@@ -501,8 +510,9 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 
 		if (!op_sum(op, &x))
 			continue;
-		fprintf(o, "%s: %" PRIu64 " collectives, median %.3f ms, p99 %.3f ms, max %.3f ms; over 3x the median: %" PRIu64 "%s\n",
-			op->name, x.n, x.median / 1e6, x.p99 / 1e6,
+		fprintf(o, "%s %" PRIu64 " %s: %" PRIu64 " collectives, median %.3f ms, p99 %.3f ms, max %.3f ms; over 3x the median: %" PRIu64 "%s\n",
+			op->name, op->size, op->elements ? "elements" : "B",
+			x.n, x.median / 1e6, x.p99 / 1e6,
 			x.max / 1e6, x.over,
 			op->not_kept ? " (of the durations kept)" : "");
 		for (size_t k = 0; k < s->nkeep; k++) {
@@ -511,11 +521,11 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 			if (!slow_one(g, &x, op))
 				continue;
 			shown++;
-			fprintf(o, "  seq=%" PRIu64 " dur=%.3f ms (%.1fx median) ranks=%u/%d bytes=%" PRIu64
+			fprintf(o, "  seq=%" PRIu64 " dur=%.3f ms (%.1fx median) ranks=%u/%d"
 				" last_rank=%d (began %.3f ms after rank %d, host %u)",
 				g->seq, group_dur(g) / 1e6,
 				(double)group_dur(g) / (double)x.median, g->begun,
-				g->nranks, g->bytes, g->last_rank,
+				g->nranks, g->last_rank,
 				(g->last_begin - g->first_begin) / 1e6,
 				g->first_rank, g->last_host);
 			if (g->comm)
@@ -563,10 +573,11 @@ void rdt_slow_print_json(struct rdt_slow *s, FILE *o)
 
 		if (!op_sum(op, &x))
 			continue;
-		fprintf(o, "%s{\"op\":\"%s\",\"count\":%" PRIu64 ",\"median_ns\":%" PRIu64
+		fprintf(o, "%s{\"op\":\"%s\",\"%s\":%" PRIu64 ",\"count\":%" PRIu64 ",\"median_ns\":%" PRIu64
 			",\"p99_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"over_3x_median\":%" PRIu64 ",\"slowest\":[", sep,
-			op->name, x.n, x.median, x.p99, x.max, x.over);
+			op->name, op->elements ? "elements" : "bytes", op->size,
+			x.n, x.median, x.p99, x.max, x.over);
 		sep = ",";
 		for (size_t k = 0; k < s->nkeep; k++) {
 			const struct slow_group *g = &s->keep[k];
@@ -574,11 +585,11 @@ void rdt_slow_print_json(struct rdt_slow *s, FILE *o)
 			if (!slow_one(g, &x, op))
 				continue;
 			fprintf(o, "%s{\"seq\":%" PRIu64 ",\"dur_ns\":%" PRIu64
-				",\"ranks_begun\":%u,\"ranks_ended\":%u,\"nranks\":%d,\"bytes\":%" PRIu64
+				",\"ranks_begun\":%u,\"ranks_ended\":%u,\"nranks\":%d"
 				",\"first_rank\":%d,\"last_rank\":%d,\"last_host\":%u,\"last_lag_ns\":%" PRIu64
 				",\"nccl_comm\":%" PRIu64
 				",\"retries\":%" PRIu64 ",\"rnr\":%" PRIu64, sep2, g->seq,
-				group_dur(g), g->begun, g->ended, g->nranks, g->bytes,
+				group_dur(g), g->begun, g->ended, g->nranks,
 				g->first_rank, g->last_rank, g->last_host,
 				g->last_begin - g->first_begin, g->comm, g->retries, g->rnr);
 			if (g->wr.lat)

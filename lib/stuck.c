@@ -1041,9 +1041,10 @@ static double ago(uint64_t now, uint64_t ts)
 	return secs(now > ts ? now - ts : 0);
 }
 
-static void print_cause(const struct rdt_stuck *s, const struct hit *h,
-			uint64_t now, FILE *o)
+static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
+			const struct hit *h, uint64_t now, FILE *o)
 {
+	char hq[80], hp[80];
 	const struct sqp *q = h->q, *p = peer_of(s, q);
 	const struct swr *w = &q->q[q->head];
 	const char *op;
@@ -1065,9 +1066,18 @@ static void print_cause(const struct rdt_stuck *s, const struct hit *h,
 		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; rxe retried %" PRIu64 " times since: packets are lost, or the peer QP 0x%x",
 			q->qpn, op ? op : "WR", w->wr_id, secs(h->age),
 			q->retries, q->dest_qpn);
-		if (p)
+		if (p && p->host != q->host)
+			fprintf(o, " (pid %u on host %s)", p->pid,
+				host_of(r, p->host, hp, sizeof(hp)));
+		else if (p)
 			fprintf(o, " (pid %u)", p->pid);
-		fprintf(o, " is gone\n");
+		fprintf(o, " is gone");
+		/* Both ends retrying, on two hosts: the wire between them. */
+		if (p && p->host != q->host && p->n && p->retries)
+			fprintf(o, "; its peer retries too (%" PRIu64 "): the link between %s and %s loses packets both ways",
+				p->retries, host_of(r, q->host, hq, sizeof(hq)),
+				host_of(r, p->host, hp, sizeof(hp)));
+		fputc('\n', o);
 	} else if (q->rnr) {
 		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; the receiver answered RNR %" PRIu64 " times: its process posts no receives (stopped, or slow)\n",
 			q->qpn, op ? op : "WR", w->wr_id, secs(h->age), q->rnr);
@@ -1428,7 +1438,7 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	 * on it: said first.  Else the oldest QP's cause, else the job's. */
 	if (!(nc && coll_cause(s, now, true, o))) {
 		if (n)
-			print_cause(s, &v[0], now, o);
+			print_cause(s, r, &v[0], now, o);
 		else if (nc)
 			coll_cause(s, now, false, o);
 	}
