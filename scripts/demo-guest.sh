@@ -45,8 +45,10 @@ ulimit -l unlimited || die "ulimit -l unlimited"
 # the guest's tmpfs (the shared checkout is no place for shared memory).
 export RDMATRACE_NCCL_DIR=/tmp/rdt-nccl
 mkdir -p "$RDMATRACE_NCCL_DIR" || die "cannot make $RDMATRACE_NCCL_DIR"
-say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp + USDT + NCCL plugin)"
-"$DUMP" -f --rxe --tcp --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
+say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp/verbs + USDT + NCCL plugin)"
+# --verbs: the ring's own posts and polls (rdma-core's rxe provider posts
+# in userspace), joined to the module's doorbells and rxe's CQEs.
+"$DUMP" -f --rxe --tcp --verbs --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
 	2>"$OUT/dump.err" &
 dpid=$!
 i=0
@@ -59,6 +61,7 @@ done
 cat "$OUT/dump.err"
 grep -q '^usdt: attached' "$OUT/dump.err" || die "USDT marks not attached"
 grep -q '^rxe: attached' "$OUT/dump.err" || die "rxe BPF source not attached"
+grep -q '^verbs: devices .*post_send@' "$OUT/dump.err" || die "verbs source not attached"
 sleep 0.5	# the relay reader's first poll
 
 say "ring AllReduce: $NRANKS ranks on $RXE_DEV (GID $RXE_GID), $*, and rdt_workload.ko"

@@ -149,6 +149,22 @@ def main():
                 "SELECT latency_ns FROM completions WHERE qpn=? AND via='rxe' "
                 "AND latency_ns IS NOT NULL", (q,)))
             how = "wr_id (kernel posts)"
+        elif "send" in label[q] and db.execute(
+                "SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
+                "AND latency_ns IS NOT NULL", (q,)).fetchone()[0]:
+            # --verbs saw the ring's own posts: each rxe CQE and each poll
+            # joined to its post by wr_id (post -> CQE here; CQE -> poll
+            # in the split below)
+            lat = sorted(v for (v,) in db.execute(
+                "SELECT latency_ns FROM completions WHERE qpn=? AND via='rxe' "
+                "AND latency_ns IS NOT NULL", (q,)))
+            how = "wr_id (the ring's posts, --verbs)"
+            split = sorted(p - c for p, c in db.execute(
+                "SELECT p.ts_ns, c.ts_ns FROM completions p JOIN completions c "
+                "ON c.qpn = p.qpn AND c.post_ts_ns = p.post_ts_ns AND c.via = 'rxe' "
+                "WHERE p.qpn=? AND p.via='verbs'", (q,)))
+            if split:
+                how += f"; CQE -> poll p50 {us(pct(split, 50))} us over {len(split)}"
         elif "send" in label[q]:
             # rdma-core's rxe posts in userspace and rings a doorbell (an
             # empty post_send) once per ibv_post_send; the ring posts one WR
@@ -165,8 +181,15 @@ def main():
                 how = "order (doorbell i -> CQE i)"
             else:
                 how = f"counts differ: {len(db_ts)} doorbells, {len(cq_ts)} CQEs"
+        elif db.execute("SELECT count(*) FROM completions WHERE via='rxe' AND qpn=? "
+                        "AND latency_ns IS NOT NULL", (q,)).fetchone()[0]:
+            # --verbs saw the ring post its receives (ahead of the data)
+            lat = sorted(v for (v,) in db.execute(
+                "SELECT latency_ns FROM completions WHERE qpn=? AND via='rxe' "
+                "AND latency_ns IS NOT NULL", (q,)))
+            how = "wr_id (the ring's receives, --verbs: posted ahead, they wait for data)"
         else:
-            how = "- (receives are posted in userspace: no post record)"
+            how = "- (receives are posted in userspace: --verbs sees them)"
         if lat:
             print(f"{q:<5} {label[q]:<24} {len(lat):>6} {us(pct(lat, 50)):>9} "
                   f"{us(pct(lat, 90)):>9} {us(pct(lat, 99)):>9} {us(lat[-1]):>9}  {how}")
@@ -212,6 +235,13 @@ def main():
         left = x["left"]
         db_ts = [t for (t,) in db.execute(
             "SELECT ts_ns FROM verbs WHERE verb='post_send_db' AND qpn=? ORDER BY ts_ns", (x["sq"],))]
+        # --verbs: the ring's own ibv_post_send and ibv_poll_cq of its sends
+        vp_ts = [t for (t,) in db.execute(
+            "SELECT ts_ns FROM verbs WHERE verb='verbs_post_send' AND qpn=? ORDER BY ts_ns",
+            (x["sq"],))]
+        vw_ts = [t for (t,) in db.execute(
+            "SELECT ts_ns FROM completions WHERE via='verbs' AND qpn=? AND is_recv=0 "
+            "AND status=0 ORDER BY ts_ns", (x["sq"],))]
         sc = [(t, st, bl, op) for t, st, bl, op in db.execute(
             "SELECT ts_ns, status, byte_len, opcode FROM completions WHERE via='rxe' AND qpn=? "
             "ORDER BY ts_ns, id", (x["sq"],))]
@@ -220,7 +250,7 @@ def main():
             "ORDER BY ts_ns, id", (x["rq"],))]
         pos = 0
         ok_coll = 0
-        tot = dict(db=0, sc=0, rc=0, want=0)
+        tot = dict(db=0, sc=0, rc=0, want=0, vp=0, vw=0)
         for seq in seqs:
             m = marks[seq].get(r)
             if not m or "begin" not in m or "end" not in m:
@@ -233,6 +263,8 @@ def main():
             want = 2 * (n - 1) * K
             wsend, wrecv = expected_bytes(count, n, r)
             nd = sum(1 for t in db_ts if b <= t <= e)
+            nvp = sum(1 for t in vp_ts if b <= t <= e)
+            nvw = sum(1 for t in vw_ts if b <= t <= e)
             sw = [c for c in sc if b <= c[0] <= e]
             ns_ok = sum(1 for c in sw if c[1] == 0 and c[3] == "RDMA_WRITE")
             sbytes = sum(c[2] for c in sw)
@@ -246,6 +278,10 @@ def main():
             errs = []
             if nd != want:
                 errs.append(f"{nd} doorbells")
+            if nvp != want:
+                errs.append(f"{nvp} ibv_post_send WRs (--verbs)")
+            if nvw != want:
+                errs.append(f"{nvw} polled send completions (--verbs)")
             if len(sw) != want or ns_ok != want:
                 errs.append(f"{len(sw)} send CQEs ({ns_ok} ok)")
             if sbytes != wsend:
@@ -259,6 +295,8 @@ def main():
             elif lb is None or rw[0][0] < lb:
                 errs.append("first receive before the left rank's coll_begin")
             tot["db"] += nd
+            tot["vp"] += nvp
+            tot["vw"] += nvw
             tot["sc"] += len(sw)
             tot["rc"] += len(rw)
             tot["want"] += want
@@ -276,7 +314,8 @@ def main():
             bad += 1
             print(f"rank {r}: {stray} send CQEs outside every collective window")
         print(f"rank {r} (send QP {x['sq']}, recv QP {x['rq']}): {ok_coll}/{len(seqs)} collectives "
-              f"exact; doorbells {tot['db']}, send CQEs {tot['sc']}, recv CQEs {tot['rc']}, "
+              f"exact; doorbells {tot['db']}, posts (--verbs) {tot['vp']}, send CQEs {tot['sc']}, "
+              f"polled {tot['vw']}, recv CQEs {tot['rc']}, "
               f"expected sum 2(n-1)K = {tot['want']} each")
     print(f"receive CQEs of a collective that landed before this rank's coll_begin "
           f"(early arrivals, attributed by order): {early_total}")
