@@ -80,9 +80,11 @@ struct sqp {
 	 */
 	uint64_t unpolled, unpolled_since;
 	bool polls_seen;
-	/* Its peer QP (same trace) was destroyed: when, and by which pid. */
+	/* Its peer QP (same trace) was destroyed: when, by which pid on which
+	 * host, and the peer's first error completion before (0: none). */
 	uint64_t peer_gone;
-	uint32_t peer_gone_pid;
+	uint32_t peer_gone_pid, peer_gone_host, peer_gone_status;
+	uint64_t peer_gone_wr;
 	/* rxe's retries since the last send completion: transport (timer,
 	 * NAK) and RNR (the receiver had no receive posted). */
 	uint64_t retries, rnr;
@@ -944,6 +946,9 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 			if (p) {
 				p->peer_gone = ev->ts ? ev->ts : 1;
 				p->peer_gone_pid = q->pid;
+				p->peer_gone_host = q->host;
+				p->peer_gone_status = q->err.ts ? q->err.status : 0;
+				p->peer_gone_wr = q->err.wr_id;
 			}
 			free(q->q);
 			q->q = NULL;
@@ -1051,10 +1056,27 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 
 	fprintf(o, "stuck: cause: ");
 	if (q->peer_gone) {	/* whatever it waits for, nothing will come */
-		fprintf(o, "qp=0x%x (pid %u) waits for its peer QP 0x%x, destroyed %.1f s ago by pid %u: the peer process is gone (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")\n",
-			q->qpn, q->pid, q->dest_qpn,
-			ago(now, q->peer_gone),
-			q->peer_gone_pid, q->n, q->recvs, q->retries);
+		bool far = q->peer_gone_host != q->host;
+
+		fprintf(o, "qp=0x%x (pid %u) waits for its peer QP 0x%x, destroyed %.1f s ago by pid %u",
+			q->qpn, q->pid, q->dest_qpn, ago(now, q->peer_gone),
+			q->peer_gone_pid);
+		if (far)
+			fprintf(o, " on host %s",
+				host_of(r, q->peer_gone_host, hp, sizeof(hp)));
+		if (q->peer_gone_status)
+			fprintf(o, " after its wr_id=0x%" PRIx64 " completed with %s",
+				q->peer_gone_wr,
+				rdt_wc_status_name(q->peer_gone_status));
+		fprintf(o, ": the peer process is gone");
+		/* An error on a QP whose peer is on another host, and the
+		 * process gave up: what the link between them did. */
+		if (far && q->peer_gone_status)
+			fprintf(o, " (the link between %s and %s failed it)",
+				host_of(r, q->peer_gone_host, hp, sizeof(hp)),
+				host_of(r, q->host, hq, sizeof(hq)));
+		fprintf(o, " (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")\n",
+			q->n, q->recvs, q->retries);
 		return;
 	}
 	op = rdt_wr_opcode_name(w->opcode);
@@ -1106,6 +1128,10 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	if (p)
 		fprintf(o, " peer_host=%s peer_pid=%u",
 			host_of(r, p->host, pb, sizeof(pb)), p->pid);
+	else if (q->peer_gone)	/* its peer, destroyed: where it was */
+		fprintf(o, " peer_host=%s peer_pid=%u",
+			host_of(r, q->peer_gone_host, pb, sizeof(pb)),
+			q->peer_gone_pid);
 	fprintf(o, " outstanding=%u", q->n);
 	if (w)
 		fprintf(o, " oldest_wr_id=0x%" PRIx64 " opcode=%s length=%" PRIu64,

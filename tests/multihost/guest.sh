@@ -10,7 +10,10 @@
 #
 # Environment: MH_SKEW (seconds added to B's CLOCK_REALTIME, default 3.25),
 # MH_NLOCAL (ranks per guest, 2), MH_PORT (the ring's TCP rendezvous on A,
-# 18515), MH_TIMEOUT (the ring's -t, 60).
+# 18515), MH_TIMEOUT (the ring's -t, 60), MH_CUT (once rxe has sent that
+# many packets, the guest drops every packet it sends on the wire, netem
+# loss 100 %: the ring then fails by its -t, which is what is wanted, and
+# the traces show the hang; tests/multihost/cut.test).
 # Writes to OUTDIR: ROLE.rdt (the trace), ROLE.dump.err, ROLE.ring.txt,
 # ROLE.env (what ran), and on B clock-boot.txt, clock-pre.txt,
 # clock-post.txt (rdt-clockpair's bounds on B - A as booted, after the
@@ -82,13 +85,17 @@ else
 		die "clock serve (before)"
 fi
 
-"$DUMP" -f --rxe --tcp --usdt="$RRA" -o "$OUT/$ROLE.rdt" -q 2>"$OUT/$ROLE.dump.err" &
+# With the wire cut, --verbs too: the ring's own send WRs, which --stuck
+# needs to say which QP waits for what (the module sees doorbells only).
+"$DUMP" -f --rxe --tcp ${MH_CUT:+--verbs} --usdt="$RRA" -o "$OUT/$ROLE.rdt" -q \
+	2>"$OUT/$ROLE.dump.err" &
 dpid=$!
 i=0
 until grep -q '^usdt:' "$OUT/$ROLE.dump.err" 2>/dev/null; do
 	kill -0 $dpid 2>/dev/null || die "rdmatrace-dump exited"
 	i=$((i + 1))
-	[ $i -lt 600 ] || die "rdmatrace-dump never attached"
+	# 3 min: a loaded host (two guests beside a build) took over one
+	[ $i -lt 1800 ] || die "rdmatrace-dump never attached"
 	sleep 0.1
 done
 grep -q '^rxe: attached.*rxe_xmit_packet' "$OUT/$ROLE.dump.err" ||
@@ -105,7 +112,27 @@ say "ranks $first..$((first + NLOCAL - 1)) of $((2 * NLOCAL)), rendezvous tcp:$I
 t0=$(date +%s)
 "$RRA" -N "$NLOCAL" --first-rank "$first" --nranks $((2 * NLOCAL)) \
 	--oob "tcp:$IP_A:$PORT" -t "$RT" -d "$RXE_DEV" -g "$RXE_GID" -v "$@" \
-	>"$OUT/$ROLE.ring.txt" 2>&1
+	>"$OUT/$ROLE.ring.txt" 2>&1 &
+rpid=$!
+if [ -n "${MH_CUT:-}" ]; then
+	# Once the ring is running across the wire: rxe has sent MH_CUT
+	# packets (the rendezvous goes over the wire too, and the other
+	# guest may start late).  Each guest cuts its own side.
+	modprobe -q sch_netem || die "no sch_netem"
+	C=/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/sent_pkts
+	i=0
+	while [ "$(cat "$C" 2>/dev/null || echo 0)" -lt "$MH_CUT" ]; do
+		kill -0 $rpid 2>/dev/null || die "the ring ended before $MH_CUT packets: $(tail -3 "$OUT/$ROLE.ring.txt")"
+		i=$((i + 1))
+		[ $i -lt 3000 ] || die "rxe sent fewer than $MH_CUT packets in 10 minutes"
+		sleep 0.2
+	done
+	# iproute2's tc: busybox sh prefers its own applet, which has no netem
+	/usr/sbin/tc qdisc add dev "$WIRE_DEV" root netem loss 100% || die "netem on $WIRE_DEV"
+	echo "CUT_AT=$(cut -d' ' -f1 /proc/uptime)" >>"$OUT/$ROLE.env"
+	say "wire cut (netem loss 100 % on $WIRE_DEV) after $MH_CUT rxe packets sent"
+fi
+wait $rpid
 rrc=$?
 echo "RING_SECONDS=$(($(date +%s) - t0)) RING_RC=$rrc" >>"$OUT/$ROLE.env"
 cat "$OUT/$ROLE.ring.txt"
@@ -114,7 +141,13 @@ kill -INT $dpid
 wait $dpid
 drc=$?
 tail -n 4 "$OUT/$ROLE.dump.err"
-[ $rrc = 0 ] || die "rdma-ring-allreduce failed ($rrc)"
+if [ -n "${MH_CUT:-}" ]; then
+	# the ring must not end well: its wire is gone
+	[ $rrc != 0 ] || die "rdma-ring-allreduce ended well with the wire cut"
+	/usr/sbin/tc qdisc del dev "$WIRE_DEV" root 2>/dev/null
+else
+	[ $rrc = 0 ] || die "rdma-ring-allreduce failed ($rrc)"
+fi
 [ $drc = 0 ] || die "rdmatrace-dump exited $drc"
 
 # The truth again after the run: the clocks may not have moved apart.

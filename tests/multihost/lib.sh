@@ -10,7 +10,8 @@
 # guest's console goes to OUTDIR/A.console, B.console.  Returns 0 when
 # both guests exited 0; MH_RC_A, MH_RC_B hold the two exit codes,
 # MH_SECS the wall time and MH_BOOTS how many times the pair was booted.
-# MH_SKEW etc. pass through to guest.sh.
+# MH_SKEW, MH_NLOCAL, MH_PORT, MH_TIMEOUT and MH_CUT go to guest.sh on
+# its command line (tests/vm/run passes no environment into the guest).
 #
 # A guest that dies while booting (under TCG a stock kernel oopses at
 # random in its boot-time code patching) ends its side of the wire, which
@@ -34,9 +35,12 @@ mh_free_port() {
 # One boot of the pair: mh_pair KERNEL TIMEOUT OUTDIR FAILBOOT [ring args].
 # Sets MH_RC_A, MH_RC_B.
 mh_pair() {
-	local kernel=$1 timeout=$2 out=$3 failboot=$4 port shm pa pb first rc other i
-	local -a xa=() xb=()
+	local kernel=$1 timeout=$2 out=$3 failboot=$4 port shm pa pb first rc other i v
+	local -a xa=() xb=() ge=(env)
 	shift 4
+	for v in MH_SKEW MH_NLOCAL MH_PORT MH_TIMEOUT MH_CUT; do
+		[ -z "${!v:-}" ] || ge+=("$v=${!v}")
+	done
 	port=$(mh_free_port) || { echo "mh_run: no free port" >&2; return 1; }
 	shm=$(mktemp /dev/shm/rdt-mh.XXXXXX) || return 1
 	truncate -s 1M "$shm"
@@ -47,11 +51,11 @@ mh_pair() {
 	echo "mh_run: guests A (192.0.2.1) and B (192.0.2.2), $kernel, wire on 127.0.0.1:$port, shared memory $shm${failboot:+, the boot of $failboot made to die}" >&2
 	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" ${xa[@]+"${xa[@]}"} \
 		--wire "listen:$port" --wire-ip 192.0.2.1/24 --shm "$shm" -- \
-		"$MH_ROOT/tests/multihost/guest.sh" A "$out" "$@" >"$out/A.console" 2>&1 &
+		"${ge[@]}" "$MH_ROOT/tests/multihost/guest.sh" A "$out" "$@" >"$out/A.console" 2>&1 &
 	pa=$!
 	"$MH_ROOT/tests/vm/run" --kernel "$kernel" --timeout "$timeout" ${xb[@]+"${xb[@]}"} \
 		--wire "connect:$port" --wire-ip 192.0.2.2/24 --shm "$shm" -- \
-		"$MH_ROOT/tests/multihost/guest.sh" B "$out" "$@" >"$out/B.console" 2>&1 &
+		"${ge[@]}" "$MH_ROOT/tests/multihost/guest.sh" B "$out" "$@" >"$out/B.console" 2>&1 &
 	pb=$!
 	# The first to end: if it failed, the other would wait for it until
 	# its own deadlines: give it 30 s (none if the first never booted:
