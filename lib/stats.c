@@ -143,20 +143,28 @@ static void qp_error(struct qp_stat *q, const struct rdt_event *ev, uint32_t sta
 	}
 }
 
+/* Append @x to a growing array; false (and nothing kept) without memory. */
+static bool push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 1024;
+		uint64_t *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return false;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return true;
+}
+
 static void add_latency(struct rdt_stats *st, uint64_t ns)
 {
 	int b = 0;
 
-	if (st->nlat == st->caplat) {
-		size_t cap = st->caplat ? st->caplat * 2 : 1024;
-		uint64_t *v = realloc(st->lat, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		st->lat = v;
-		st->caplat = cap;
-	}
-	st->lat[st->nlat++] = ns;
+	if (!push_u64(&st->lat, &st->nlat, &st->caplat, ns))
+		return;
 	st->sorted = false;
 	while (b < HIST_BUCKETS - 1 && ns >> (b + 1))
 		b++;
@@ -166,16 +174,7 @@ static void add_latency(struct rdt_stats *st, uint64_t ns)
 /* CQE -> poll: how long rxe's completions waited to be polled. */
 static void add_split(struct rdt_stats *st, uint64_t ns)
 {
-	if (st->npoll == st->cappoll) {
-		size_t cap = st->cappoll ? st->cappoll * 2 : 1024;
-		uint64_t *v = realloc(st->poll_lat, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		st->poll_lat = v;
-		st->cappoll = cap;
-	}
-	st->poll_lat[st->npoll++] = ns;
+	push_u64(&st->poll_lat, &st->npoll, &st->cappoll, ns);
 }
 
 static int u64_cmp(const void *a, const void *b)
