@@ -67,6 +67,11 @@ struct sqp {
 	char comm[16], devname[RDT_NAME_LEN + 1];
 	uint8_t state;		/* enum ib_qp_state; 0xff: not seen */
 	uint32_t dest_qpn;
+	/* Its starting PSNs, as modify_qp set them (random 24 bits): a QP's
+	 * send PSN is its peer's receive PSN, which tells its peer apart
+	 * where QPNs repeat (every host of a merged trace numbers its own). */
+	uint32_t sq_psn, rq_psn;
+	uint8_t psns;		/* bit 0: sq_psn set, bit 1: rq_psn set */
 	struct swr *q;		/* ring of outstanding sends; cap a power of 2 */
 	uint32_t head, n, cap;
 	bool overflowed;
@@ -435,16 +440,26 @@ static inline __attribute__((always_inline)) void completion(struct rdt_stuck *s
 static const struct sqp *peer_of(const struct rdt_stuck *s,
 				 const struct sqp *q)
 {
+	const struct sqp *any = NULL;
+
 	if (!q->dest_qpn)
 		return NULL;
 	for (size_t i = 0; i < s->cap; i++) {
 		const struct sqp *p = &s->qps[i];
 
-		if (p->used && !p->dead && p->qpn == q->dest_qpn &&
-		    p->dest_qpn == q->qpn && p != q)
-			return p;
+		if (!p->used || p->dead || p->qpn != q->dest_qpn ||
+		    p->dest_qpn != q->qpn || p == q)
+			continue;
+		/* The PSNs, where both know them, decide: they must cross. */
+		if (q->psns == 3 && p->psns == 3) {
+			if (q->sq_psn == p->rq_psn && q->rq_psn == p->sq_psn)
+				return p;
+			continue;
+		}
+		if (!any)
+			any = p;
 	}
-	return NULL;
+	return any;
 }
 
 /* A rank entry of (host, pid) in communicator *@comm, or in any when
@@ -937,6 +952,14 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		q->state = r->qp_modify.cur_state;
 		if (r->qp_modify.attr_mask & (1u << 20))	/* IB_QP_DEST_QPN */
 			q->dest_qpn = r->qp_modify.dest_qpn;
+		if (r->qp_modify.attr_mask & (1u << 16)) {	/* IB_QP_SQ_PSN */
+			q->sq_psn = r->qp_modify.sq_psn;
+			q->psns |= 1;
+		}
+		if (r->qp_modify.attr_mask & (1u << 12)) {	/* IB_QP_RQ_PSN */
+			q->rq_psn = r->qp_modify.rq_psn;
+			q->psns |= 2;
+		}
 		break;
 	case RDT_EV_QP_DESTROY:
 		q = qp_find(s, ev->host, r->hdr.dev, r->qp_destroy.qpn, false);
