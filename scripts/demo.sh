@@ -14,7 +14,10 @@
 # Environment: DEMO_OUT (default out/demo, must be inside the checkout: the
 # guest writes there), DEMO_KERNEL (debian-6.1), DEMO_TIMEOUT (900 s).
 # HOSTS=2 (make demo HOSTS=2): the two-host demo, scripts/demo-2hosts.sh.
+# HANG=1 (make demo HANG=1): the wire cut under the two-host ring and the
+# --stuck reports, scripts/demo-hang.sh.
 set -u
+[ "${HANG:-0}" = 0 ] || exec "$(dirname "$0")/demo-hang.sh" "$@"
 case ${HOSTS:-1} in
 1) ;;
 2) exec "$(dirname "$0")/demo-2hosts.sh" "$@" ;;

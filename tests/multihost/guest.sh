@@ -13,7 +13,8 @@
 # 18515), MH_TIMEOUT (the ring's -t, 60), MH_CUT (once rxe has sent that
 # many packets, the guest drops every packet it sends on the wire, netem
 # loss 100 %: the ring then fails by its -t, which is what is wanted, and
-# the traces show the hang; tests/multihost/cut.test).
+# the traces show the hang; tests/multihost/cut.test), MH_STUCK (the
+# dump's --stuck limit: its live reports go to ROLE.dump.err).
 # Writes to OUTDIR: ROLE.rdt (the trace), ROLE.dump.err, ROLE.ring.txt,
 # ROLE.env (what ran), and on B clock-boot.txt, clock-pre.txt,
 # clock-post.txt (rdt-clockpair's bounds on B - A as booted, after the
@@ -87,8 +88,10 @@ fi
 
 # With the wire cut, --verbs too: the ring's own send WRs, which --stuck
 # needs to say which QP waits for what (the module sees doorbells only).
-"$DUMP" -f --rxe --tcp ${MH_CUT:+--verbs} --usdt="$RRA" -o "$OUT/$ROLE.rdt" -q \
-	2>"$OUT/$ROLE.dump.err" &
+# MH_STUCK=SECONDS: its live --stuck reports in ROLE.dump.err (make demo
+# HANG=1).
+"$DUMP" -f --rxe --tcp ${MH_CUT:+--verbs} ${MH_STUCK:+--stuck=$MH_STUCK} \
+	--usdt="$RRA" -o "$OUT/$ROLE.rdt" -q 2>"$OUT/$ROLE.dump.err" &
 dpid=$!
 i=0
 until grep -q '^usdt:' "$OUT/$ROLE.dump.err" 2>/dev/null; do

@@ -10,7 +10,7 @@
 # guest's console goes to OUTDIR/A.console, B.console.  Returns 0 when
 # both guests exited 0; MH_RC_A, MH_RC_B hold the two exit codes,
 # MH_SECS the wall time and MH_BOOTS how many times the pair was booted.
-# MH_SKEW, MH_NLOCAL, MH_PORT, MH_TIMEOUT and MH_CUT go to guest.sh on
+# MH_SKEW, MH_NLOCAL, MH_PORT, MH_TIMEOUT, MH_CUT and MH_STUCK go to guest.sh on
 # its command line (tests/vm/run passes no environment into the guest).
 #
 # A guest that dies while booting (under TCG a stock kernel oopses at
@@ -38,7 +38,7 @@ mh_pair() {
 	local kernel=$1 timeout=$2 out=$3 failboot=$4 port shm pa pb first rc other i v
 	local -a xa=() xb=() ge=(env)
 	shift 4
-	for v in MH_SKEW MH_NLOCAL MH_PORT MH_TIMEOUT MH_CUT; do
+	for v in MH_SKEW MH_NLOCAL MH_PORT MH_TIMEOUT MH_CUT MH_STUCK; do
 		[ -z "${!v:-}" ] || ge+=("$v=${!v}")
 	done
 	port=$(mh_free_port) || { echo "mh_run: no free port" >&2; return 1; }
