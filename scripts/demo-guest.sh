@@ -48,7 +48,9 @@ mkdir -p "$RDMATRACE_NCCL_DIR" || die "cannot make $RDMATRACE_NCCL_DIR"
 say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp/verbs + USDT + NCCL plugin)"
 # --verbs: the ring's own posts and polls (rdma-core's rxe provider posts
 # in userspace), joined to the module's doorbells and rxe's CQEs.
-"$DUMP" -f --rxe --tcp --verbs --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
+# --stuck=5: a healthy run must report nothing (demo.sh checks; its
+# slowest collective under TCG took 0.4 s).
+"$DUMP" -f --rxe --tcp --verbs --stuck=5 --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
 	2>"$OUT/dump.err" &
 dpid=$!
 i=0

@@ -52,6 +52,18 @@ say "converting the trace (rdmatrace-dump -i trace.rdt)"
 say "report (SQL over trace.db; kernel/rxe records linked to ranks by QPN)"
 python3 "$ROOT/scripts/demo-report.py" "$OUT" | tee "$OUT/report.txt"
 rc=$(tail -n 1 "$OUT/report.txt" | grep -q '^CHECK OK' && echo 0 || echo 1)
+# A healthy run is not stuck: rdmatrace-dump -f --stuck=5 in the guest
+# said nothing but its episode count, and the saved trace says the same.
+"$DUMP" -i "$OUT/trace.rdt" -q --stuck=5 2>"$OUT/stuck.txt" || rc=1
+if grep -q '^stuck: report' "$OUT/dump.err" "$OUT/stuck.txt" ||
+   ! grep -q '^stuck: episodes=0$' "$OUT/dump.err" ||
+   ! grep -q '^stuck: episodes=0$' "$OUT/stuck.txt"; then
+	echo "STUCK CHECK FAILED: a healthy run reported something stuck:"
+	grep '^stuck:' "$OUT/dump.err" "$OUT/stuck.txt" | head -n 20
+	rc=1
+else
+	echo "STUCK CHECK OK: --stuck=5, live and from the saved trace: no report (0 episodes)"
+fi
 python3 "$ROOT/scripts/demo-timeline.py" "$OUT" "$OUT/timeline.svg" ||
 	echo "demo: timeline drawing failed" >&2
 
