@@ -265,8 +265,8 @@ enum rdt_stuck_kind {
 struct rdt_ev_stuck {
 	struct rdt_hdr hdr;
 	__u64	since_ns;		/* the episode: stuck since */
-	__u64	waits_ns;		/* QP, collective: waiting this long;
-					 * UNSTUCK: the episode's length */
+	/* QP, collective: waiting this long; UNSTUCK: the episode's length */
+	__u64	waits_ns;
 	__u64	wr_id;			/* QP: its oldest send outstanding */
 	__u64	seq;			/* collective: its seq */
 	__u32	episode;		/* 1, 2, ... in this run */
@@ -274,8 +274,8 @@ struct rdt_ev_stuck {
 	__u32	qpn;
 	__u32	dest_qpn;
 	__u32	outstanding;		/* QP: send WRs outstanding */
-	__u32	retries;		/* QP: rxe retries since its last send
-					 * completion (RNR included) */
+	/* QP: rxe retries since its last send completion (RNR included) */
+	__u32	retries;
 	__s32	rank;			/* collective */
 	__s32	nranks;
 	char	text[88];
