@@ -1,8 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Narrowing the 7.2 reload oops (kretprobe-reload.sh showed it with
-# kprobe_events alone): a plain kprobe re-added on rdma_restrack_add,
-# then a kretprobe re-added on a function outside RDMA (getppid).
+# kprobe_events alone): a plain kprobe added, removed and added again, on
+# a function outside RDMA (getppid), then on rdma_restrack_add.  Seen on
+# the 7.2.13 debug image: the first arming works; from the second, every
+# call of the probed function jumps to 0 ("RIP: 0010:0x0" from FUNC+0x5,
+# the ftrace call site), and works again once the probe is removed.
 #   tests/vm/run --kernel mainline -- tests/vm/repro/kretprobe-narrow.sh
 rdt-rdma-up rxe >/dev/null
 T=/sys/kernel/tracing
