@@ -21,6 +21,7 @@
 #include "rxe.skel.h"
 #include "tcp.skel.h"
 #include "usdt.skel.h"
+#include "verbs.skel.h"
 
 struct rdt_bpf {
 	int events_fd, drops_fd;
@@ -29,6 +30,7 @@ struct rdt_bpf {
 	struct rdt_rxe *rxe;
 	struct rdt_tcp *tcp;
 	struct rdt_usdt *usdt;
+	struct rdt_verbs *verbs;
 	struct rdt_links links;
 	int (*cb)(void *, const void *, size_t);
 	void *cb_ctx;
@@ -238,6 +240,44 @@ static bool open_usdt(struct rdt_bpf *b, const char *path)
 	return true;
 }
 
+static bool open_verbs(struct rdt_bpf *b, int pid)
+{
+	struct rdt_verbs_offsets o;
+	char msg[2048];
+	int n;
+
+	b->verbs = rdt_verbs__open();
+	if (!b->verbs) {
+		status(b, "verbs: open failed: %s", last_libbpf_msg);
+		return false;
+	}
+	rdt_verbs_offsets(&o);
+#define RO(f) (b->verbs->rodata->f = o.f)
+	RO(qp_context); RO(qp_num); RO(srq_context); RO(srq_handle); RO(cq_context);
+	RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_next);
+	RO(swr_sg); RO(swr_nsge); RO(swr_opcode); RO(swr_flags); RO(swr_imm);
+	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
+	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
+	RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
+#undef RO
+	if (share_maps(b, b->verbs->maps.rdt_events, b->verbs->maps.rdt_drops) ||
+	    rdt_verbs__load(b->verbs)) {
+		status(b, "verbs: load failed: %s", last_libbpf_msg);
+		return false;
+	}
+	n = rdt_verbs_attach(&(struct rdt_verbs_progs){
+				     .post_send = b->verbs->progs.verbs_post_send,
+				     .post_recv = b->verbs->progs.verbs_post_recv,
+				     .post_srq_recv = b->verbs->progs.verbs_post_srq_recv,
+				     .post_ret = b->verbs->progs.verbs_post_ret,
+				     .poll_cq = b->verbs->progs.verbs_poll_cq,
+				     .poll_cq_ret = b->verbs->progs.verbs_poll_cq_ret },
+			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links, msg,
+			     sizeof(msg));
+	status(b, "verbs: %s", msg);
+	return n > 0;
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct rdt_bpf *b = ctx;
@@ -287,6 +327,10 @@ struct rdt_bpf *rdt_bpf_open(const struct rdt_bpf_opts *o, char *err, size_t err
 		attached += open_usdt(b, o->usdt_target);
 	else
 		status(b, "usdt: off");
+	if (o->verbs)
+		attached += open_verbs(b, o->verbs_pid);
+	else
+		status(b, "verbs: off");
 
 	if (!attached) {
 		snprintf(err, errlen, "%s", b->status);
@@ -377,6 +421,7 @@ void rdt_bpf_close(struct rdt_bpf *b)
 	rdt_rxe__destroy(b->rxe);
 	rdt_tcp__destroy(b->tcp);
 	rdt_usdt__destroy(b->usdt);
+	rdt_verbs__destroy(b->verbs);
 	if (b->events_fd >= 0)
 		close(b->events_fd);
 	if (b->drops_fd >= 0)

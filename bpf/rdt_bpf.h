@@ -23,6 +23,14 @@ struct rdt_bpf_opts {
 	bool tcp;		/* tcp:tcp_retransmit_skb (RDT_EV_TCP_RETRANSMIT) */
 	bool usdt;		/* rdmatrace:coll_begin/end (RDT_EV_COLL_MARK) */
 	/*
+	 * A userspace provider's post_send, post_recv, post_srq_recv and
+	 * poll_cq, by uprobe on what each device context's ops table names
+	 * (RDT_EV_VERBS_*, source RDT_SRC_VERBS).  verbs_pid > 0: only
+	 * that process.
+	 */
+	bool verbs;
+	int verbs_pid;
+	/*
 	 * Library path, several paths separated by ':', or a pid as a decimal
 	 * string (every ELF mapped by that process that defines NCCL's
 	 * symbols, probes filtered to that pid).  NULL: every libnccl.so.2

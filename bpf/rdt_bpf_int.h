@@ -26,4 +26,29 @@ void rdt_links_destroy(struct rdt_links *l);
 int rdt_nccl_attach(struct bpf_program *enter, struct bpf_program *exit,
 		    const char *target, struct rdt_links *links, char *msg, size_t msglen);
 
+/* verbs.h's layout, for verbs.bpf.c (its rodata, set before load). */
+struct rdt_verbs_offsets {
+	unsigned int qp_context, qp_num, srq_context, srq_handle, cq_context, cq_handle,
+		     ctx_device, dev_name, swr_next, swr_sg, swr_nsge, swr_opcode,
+		     swr_flags, swr_imm, swr_raddr, swr_rkey, rwr_next, rwr_sg, rwr_nsge,
+		     sge_size, sge_len, wc_size, wc_status, wc_opcode, wc_vendor, wc_len,
+		     wc_imm, wc_qpn, wc_srcqp, wc_flags;
+};
+
+void rdt_verbs_offsets(struct rdt_verbs_offsets *o);
+
+struct rdt_verbs_progs {
+	struct bpf_program *post_send, *post_recv, *post_srq_recv, *post_ret,
+			   *poll_cq, *poll_cq_ret;
+};
+
+/*
+ * Finds every RDMA device's provider data path (verbs_attach.c), fills
+ * the device map (name hash -> kernel index) and attaches p's programs,
+ * to process @pid only if > 0.  One status line in msg, as
+ * rdt_nccl_attach().  Returns the number of functions attached.
+ */
+int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
+		     struct rdt_links *links, char *msg, size_t msglen);
+
 #endif

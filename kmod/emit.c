@@ -409,8 +409,7 @@ void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 		return;
 	memcpy(h + 1, (struct rdt_hdr *)rec + 1, size - sizeof(*h));
 	if (dur_off) {
-		/* Another CPU's clock may read a little behind this one's. */
-		dur = s.ts > start ? s.ts - start : 0;
+		dur = rdt_slot_dur(&s, start);
 		memcpy((u8 *)h + dur_off, &dur, sizeof(dur));
 	}
 	rdt_commit(&s);

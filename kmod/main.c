@@ -24,6 +24,10 @@ unsigned long rdt_param_n_subbufs = 8;
 module_param_named(n_subbufs, rdt_param_n_subbufs, ulong, 0444);
 MODULE_PARM_DESC(n_subbufs, "relay sub-buffers per CPU, one kept free (default 8)");
 
+module_param_named(stack_check_ms, rdt_stack_check_ms, uint, 0444);
+MODULE_PARM_DESC(stack_check_ms,
+		 "how often to look for another module's wrappers over ours, which keep this module loaded (0: never; an unload then waits for them to go)");
+
 static bool rdt_param_enable;
 module_param_named(enable, rdt_param_enable, bool, 0444);
 MODULE_PARM_DESC(enable, "start tracing at load (default 0)");
@@ -91,6 +95,7 @@ static int __init rdt_init(void)
 		pr_err("ib_register_client failed (%d)\n", ret);
 		goto out_restrack;
 	}
+	rdt_stack_watch_start();
 	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
 		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
 	return 0;
@@ -99,6 +104,7 @@ out_restrack:
 	/* A device may have been wrapped before the failure. */
 	synchronize_rcu_tasks();
 	synchronize_rcu();
+	rdt_dp_wait();
 	synchronize_srcu(&rdt_srcu);
 	synchronize_rcu_tasks();
 	rdt_restrack_exit();
@@ -111,7 +117,12 @@ out:
 
 static void __exit rdt_exit(void)
 {
-	/* Unwraps every device (remove runs LIFO, other clients still live). */
+	/* No reference of our own is held, or exit would not run. */
+	rdt_stack_watch_stop();
+	/*
+	 * Unwraps every device (remove runs LIFO, other clients still live),
+	 * waiting where another module's wrapper sits over ours.
+	 */
 	ib_unregister_client(&rdt_client);
 	/*
 	 * Callers that loaded a wrapper's address but did not enter it yet,
@@ -120,6 +131,8 @@ static void __exit rdt_exit(void)
 	 */
 	synchronize_rcu_tasks();
 	synchronize_rcu();
+	/* PREEMPT_RT: data path wrappers blocked in a driver's lock. */
+	rdt_dp_wait();
 	/* Wrappers inside their SRCU section, possibly sleeping. */
 	synchronize_srcu(&rdt_srcu);
 	/* The last instructions of each wrapper after srcu_read_unlock(). */

@@ -141,82 +141,60 @@ TRACE_DEFINE_ENUM(IB_WR_ATOMIC_WRITE);
 			 { IB_WC_RESP_TIMEOUT_ERR, "RESP_TIMEOUT_ERR" }, \
 			 { IB_WC_GENERAL_ERR, "GENERAL_ERR" })
 
+/* One list; the opcodes only some trees have come as extra entries. */
+#define rdt_show_wc_opcode_list(x, extra...)				\
+	__print_symbolic(x,						\
+			 { IB_WC_SEND, "SEND" },			\
+			 { IB_WC_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WC_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WC_COMP_SWAP, "COMP_SWAP" },		\
+			 { IB_WC_FETCH_ADD, "FETCH_ADD" },		\
+			 { IB_WC_BIND_MW, "BIND_MW" },			\
+			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WC_LSO, "LSO" },				\
+			 { IB_WC_REG_MR, "REG_MR" },			\
+			 { IB_WC_MASKED_COMP_SWAP, "MASKED_COMP_SWAP" }, \
+			 { IB_WC_MASKED_FETCH_ADD, "MASKED_FETCH_ADD" }, \
+			 { IB_WC_RECV, "RECV" },			\
+			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" }, \
+			 ##extra)
+
+/* IB_WC_ATOMIC_WRITE and IB_WC_FLUSH where the tree has them (Kbuild). */
 #ifdef RDT_HAVE_WC_FLUSH
 #define rdt_show_wc_opcode(x)						\
-	__print_symbolic(x,						\
-			 { IB_WC_SEND, "SEND" },			\
-			 { IB_WC_RDMA_WRITE, "RDMA_WRITE" },		\
-			 { IB_WC_RDMA_READ, "RDMA_READ" },		\
-			 { IB_WC_COMP_SWAP, "COMP_SWAP" },		\
-			 { IB_WC_FETCH_ADD, "FETCH_ADD" },		\
-			 { IB_WC_BIND_MW, "BIND_MW" },			\
-			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
-			 { IB_WC_LSO, "LSO" },				\
-			 { IB_WC_REG_MR, "REG_MR" },			\
-			 { IB_WC_MASKED_COMP_SWAP, "MASKED_COMP_SWAP" }, \
-			 { IB_WC_MASKED_FETCH_ADD, "MASKED_FETCH_ADD" }, \
-			 { IB_WC_ATOMIC_WRITE, "ATOMIC_WRITE" },	\
-			 { IB_WC_FLUSH, "FLUSH" },			\
-			 { IB_WC_RECV, "RECV" },			\
-			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" })
+	rdt_show_wc_opcode_list(x, { IB_WC_ATOMIC_WRITE, "ATOMIC_WRITE" }, \
+				{ IB_WC_FLUSH, "FLUSH" })
 #else
-#define rdt_show_wc_opcode(x)						\
-	__print_symbolic(x,						\
-			 { IB_WC_SEND, "SEND" },			\
-			 { IB_WC_RDMA_WRITE, "RDMA_WRITE" },		\
-			 { IB_WC_RDMA_READ, "RDMA_READ" },		\
-			 { IB_WC_COMP_SWAP, "COMP_SWAP" },		\
-			 { IB_WC_FETCH_ADD, "FETCH_ADD" },		\
-			 { IB_WC_BIND_MW, "BIND_MW" },			\
-			 { IB_WC_LOCAL_INV, "LOCAL_INV" },		\
-			 { IB_WC_LSO, "LSO" },				\
-			 { IB_WC_REG_MR, "REG_MR" },			\
-			 { IB_WC_MASKED_COMP_SWAP, "MASKED_COMP_SWAP" }, \
-			 { IB_WC_MASKED_FETCH_ADD, "MASKED_FETCH_ADD" }, \
-			 { IB_WC_RECV, "RECV" },			\
-			 { IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" })
+#define rdt_show_wc_opcode(x)	rdt_show_wc_opcode_list(x)
 #endif
 
+#define rdt_show_wr_opcode_list(x, extra...)				\
+	__print_symbolic(x,						\
+			 { IB_WR_RDMA_WRITE, "RDMA_WRITE" },		\
+			 { IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \
+			 { IB_WR_SEND, "SEND" },			\
+			 { IB_WR_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
+			 { IB_WR_RDMA_READ, "RDMA_READ" },		\
+			 { IB_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_BIND_MW, "BIND_MW" },			\
+			 { IB_WR_LSO, "LSO" },				\
+			 { IB_WR_SEND_WITH_INV, "SEND_WITH_INV" },	\
+			 { IB_WR_RDMA_READ_WITH_INV, "RDMA_READ_WITH_INV" }, \
+			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
+			 { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, "MASKED_ATOMIC_CMP_AND_SWP" }, \
+			 { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, "MASKED_ATOMIC_FETCH_AND_ADD" }, \
+			 { IB_WR_REG_MR, "REG_MR" },			\
+			 { IB_WR_REG_MR_INTEGRITY, "REG_MR_INTEGRITY" }, \
+			 ##extra)
+
+/* IB_WR_FLUSH and IB_WR_ATOMIC_WRITE where the tree has them (Kbuild). */
 #ifdef RDT_HAVE_WR_FLUSH
 #define rdt_show_wr_opcode(x)						\
-	__print_symbolic(x,						\
-			 { IB_WR_RDMA_WRITE, "RDMA_WRITE" },		\
-			 { IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \
-			 { IB_WR_SEND, "SEND" },			\
-			 { IB_WR_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
-			 { IB_WR_RDMA_READ, "RDMA_READ" },		\
-			 { IB_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" }, \
-			 { IB_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" }, \
-			 { IB_WR_BIND_MW, "BIND_MW" },			\
-			 { IB_WR_LSO, "LSO" },				\
-			 { IB_WR_SEND_WITH_INV, "SEND_WITH_INV" },	\
-			 { IB_WR_RDMA_READ_WITH_INV, "RDMA_READ_WITH_INV" }, \
-			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
-			 { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, "MASKED_ATOMIC_CMP_AND_SWP" }, \
-			 { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, "MASKED_ATOMIC_FETCH_AND_ADD" }, \
-			 { IB_WR_FLUSH, "FLUSH" },			\
-			 { IB_WR_ATOMIC_WRITE, "ATOMIC_WRITE" },	\
-			 { IB_WR_REG_MR, "REG_MR" },			\
-			 { IB_WR_REG_MR_INTEGRITY, "REG_MR_INTEGRITY" })
+	rdt_show_wr_opcode_list(x, { IB_WR_FLUSH, "FLUSH" },		\
+				{ IB_WR_ATOMIC_WRITE, "ATOMIC_WRITE" })
 #else
-#define rdt_show_wr_opcode(x)						\
-	__print_symbolic(x,						\
-			 { IB_WR_RDMA_WRITE, "RDMA_WRITE" },		\
-			 { IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \
-			 { IB_WR_SEND, "SEND" },			\
-			 { IB_WR_SEND_WITH_IMM, "SEND_WITH_IMM" },	\
-			 { IB_WR_RDMA_READ, "RDMA_READ" },		\
-			 { IB_WR_ATOMIC_CMP_AND_SWP, "ATOMIC_CMP_AND_SWP" }, \
-			 { IB_WR_ATOMIC_FETCH_AND_ADD, "ATOMIC_FETCH_AND_ADD" }, \
-			 { IB_WR_BIND_MW, "BIND_MW" },			\
-			 { IB_WR_LSO, "LSO" },				\
-			 { IB_WR_SEND_WITH_INV, "SEND_WITH_INV" },	\
-			 { IB_WR_RDMA_READ_WITH_INV, "RDMA_READ_WITH_INV" }, \
-			 { IB_WR_LOCAL_INV, "LOCAL_INV" },		\
-			 { IB_WR_MASKED_ATOMIC_CMP_AND_SWP, "MASKED_ATOMIC_CMP_AND_SWP" }, \
-			 { IB_WR_MASKED_ATOMIC_FETCH_AND_ADD, "MASKED_ATOMIC_FETCH_AND_ADD" }, \
-			 { IB_WR_REG_MR, "REG_MR" },			\
-			 { IB_WR_REG_MR_INTEGRITY, "REG_MR_INTEGRITY" })
+#define rdt_show_wr_opcode(x)	rdt_show_wr_opcode_list(x)
 #endif
 
 TRACE_EVENT_FN(post_send,

@@ -99,6 +99,36 @@ static inline bool rdt_want(u16 type)
 	       (READ_ONCE(rdt_cur_filter.evmask) & RDT_EVMASK(type));
 }
 
+/*
+ * The data path's wrappers in flight, where they can sleep: on PREEMPT_RT a
+ * driver's spinlock_t is a sleeping lock, and RCU Tasks counts a task
+ * blocked on one as quiescent, so module exit counts them instead
+ * (rdt_dp_wait(), wrap.c).  Elsewhere these ops never sleep: nothing to
+ * count, and the wrappers stay as they were.
+ */
+#ifdef CONFIG_PREEMPT_RT
+DECLARE_PER_CPU(long, rdt_dp_inflight);
+static __always_inline void rdt_dp_enter(void)
+{
+	this_cpu_inc(rdt_dp_inflight);
+}
+
+static __always_inline void rdt_dp_exit(void)
+{
+	this_cpu_dec(rdt_dp_inflight);
+}
+#else
+static __always_inline void rdt_dp_enter(void) { }
+static __always_inline void rdt_dp_exit(void) { }
+#endif
+void rdt_dp_wait(void);
+
+/* Other modules' wrappers over ours: refuse or defer the unload (wrap.c). */
+extern bool rdt_exiting;
+extern unsigned int rdt_stack_check_ms;
+void rdt_stack_watch_start(void);
+void rdt_stack_watch_stop(void);
+
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 	      u16 dur_off);
 
@@ -145,6 +175,16 @@ static inline void rdt_slot_publish(struct rdt_slot *s)
 {
 	smp_wmb();	/* the record before the offset that publishes it */
 	WRITE_ONCE(s->buf->offset, s->buf->offset + s->size);
+}
+
+/*
+ * A verb's time in its driver: from start (its entry) to this record's
+ * stamp.  The entry may have been read on another CPU, whose clock can
+ * read a little ahead of this one's: 0 then, never a wrapped value.
+ */
+static inline u64 rdt_slot_dur(const struct rdt_slot *s, u64 start)
+{
+	return s->ts > start ? s->ts - start : 0;
 }
 
 /* Publish a reserved record; interrupts come back on. */

@@ -18,6 +18,7 @@
  *    context; contexts stay findable until module exit, so a caller that
  *    loaded a wrapper's address before the unwrap still finds its original;
  *  - module exit (main.c): synchronize_rcu_tasks(), synchronize_rcu(),
+ *    on PREEMPT_RT the data path's count in flight (rdt_dp_wait()),
  *    synchronize_srcu(), synchronize_rcu_tasks(), then free the contexts.
  *
  * Every wrapper is a thin adapter: capture what the call will free, call
@@ -30,11 +31,15 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/hashtable.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "rdt.h"
@@ -49,6 +54,7 @@ struct rdt_dev {
 	bool			retired;
 	unsigned long		mask;		/* bit i: rdt_ops[i] is ours */
 	unsigned long		live;		/* of those, in device->ops now */
+	unsigned long		stacked;	/* of those, wrapped over by others */
 	unsigned int		nr_wrapped;	/* bits in mask */
 	char			name[RDT_NAME_LEN];
 	rdt_ops_t		orig;		/* saved originals */
@@ -299,7 +305,7 @@ static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
 		return;
 	ev->qpn = qp->qp_num;
 	ev->ret = ret;
-	ev->dur_ns = s.ts > start ? s.ts - start : 0;
+	ev->dur_ns = rdt_slot_dur(&s, start);
 	rdt_commit(&s);
 }
 
@@ -443,7 +449,7 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 	ev->flags = flags;
 	ev->ret = ret;
 	ev->pad = 0;
-	ev->dur_ns = s.ts > start ? s.ts - start : 0;
+	ev->dur_ns = rdt_slot_dur(&s, start);
 	rdt_commit(&s);
 }
 
@@ -481,6 +487,46 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	rdt_tp_fire(req_notify_cq, rd->index, &ev);
 }
 
+#ifdef CONFIG_PREEMPT_RT
+DEFINE_PER_CPU(long, rdt_dp_inflight);
+
+/*
+ * Module exit, after every device is unwrapped and synchronize_rcu_tasks():
+ * no task can enter a data path wrapper any more (a caller that loaded one
+ * and was preempted before the call was waited for), and each one inside
+ * has counted itself on some CPU, visible here after the grace period.  A
+ * task counts on one CPU and may uncount on another: the sum is the number
+ * still inside, never 0 early (a late decrement only delays).  The last
+ * instructions after the decrement are waited for by the caller's
+ * synchronize_rcu_tasks() (a preempted task is no quiescent one).
+ */
+void rdt_dp_wait(void)
+{
+	unsigned long start = jiffies, said = 0;
+
+	for (;;) {
+		long n = 0;
+		int cpu;
+
+		for_each_possible_cpu(cpu)
+			n += READ_ONCE(per_cpu(rdt_dp_inflight, cpu));
+		if (n <= 0)
+			break;
+		if (time_after(jiffies, start + (said + 1) * 10 * HZ)) {
+			said++;
+			pr_warn("unload: %ld data path calls still inside a driver after %lu s\n",
+				n, said * 10);
+		}
+		usleep_range(1000, 2000);
+	}
+	smp_mb();	/* their last loads before what exit frees */
+}
+#else
+void rdt_dp_wait(void)
+{
+}
+#endif
+
 /*
  * The data path wrappers.  While nothing traces (the relay trace off and
  * their tracepoints off: a flag and key counts, loads, never patched
@@ -490,7 +536,11 @@ static noinline void rdt_tp_req_notify_cq(struct rdt_dev *rd, struct ib_cq *cq,
  * spinlocks or run in softirq), module exit frees the contexts only after
  * synchronize_rcu_tasks() (every task that is, even preempted, inside
  * this module's text) and synchronize_rcu() (interrupts, on idle CPUs
- * too), and the relay trace is read with interrupts off (emit.c).
+ * too), and the relay trace is read with interrupts off (emit.c).  On
+ * PREEMPT_RT a driver's spinlock_t sleeps, and RCU Tasks takes a task
+ * blocked on one for a quiescent one: there each wrapper also counts
+ * itself in flight (rdt_dp_enter(), two per-CPU adds, no barrier) and
+ * exit waits for the count (rdt_dp_wait()).
  */
 
 /* Off, and not the last device wrapped: the hash lookup, out of line. */
@@ -503,8 +553,9 @@ static noinline int rdt_slow_post_send(struct ib_qp *qp,
 	return rd ? rd->orig.post_send(qp, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
+static __always_inline int
+__rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		const struct ib_send_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -517,6 +568,17 @@ static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	return rd->orig.post_send(qp, wr, bad);
 }
 
+static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_send(qp, wr, bad);
+	rdt_dp_exit();
+	return ret;
+}
+
 static noinline int rdt_slow_post_recv(struct ib_qp *qp,
 				       const struct ib_recv_wr *wr,
 				       const struct ib_recv_wr **bad)
@@ -526,8 +588,9 @@ static noinline int rdt_slow_post_recv(struct ib_qp *qp,
 	return rd ? rd->orig.post_recv(qp, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad)
+static __always_inline int
+__rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -540,6 +603,17 @@ static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 	return rd->orig.post_recv(qp, wr, bad);
 }
 
+static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_recv(qp, wr, bad);
+	rdt_dp_exit();
+	return ret;
+}
+
 static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
 					   const struct ib_recv_wr *wr,
 					   const struct ib_recv_wr **bad)
@@ -549,8 +623,9 @@ static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
 	return rd ? rd->orig.post_srq_recv(srq, wr, bad) : -ENODEV;
 }
 
-static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
-			     const struct ib_recv_wr **bad)
+static __always_inline int
+__rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad)
 {
 	struct rdt_dev *rd;
 
@@ -561,6 +636,17 @@ static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
 	if (unlikely(rd->ibdev != srq->device))
 		return rdt_slow_post_srq_recv(srq, wr, bad);
 	return rd->orig.post_srq_recv(srq, wr, bad);
+}
+
+static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_post_srq_recv(srq, wr, bad);
+	rdt_dp_exit();
+	return ret;
 }
 
 static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
@@ -586,7 +672,8 @@ static noinline int rdt_slow_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 	return rd ? rd->orig.poll_cq(cq, n, wc) : -ENODEV;
 }
 
-static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+static __always_inline int
+__rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	struct rdt_dev *rd;
 
@@ -597,6 +684,16 @@ static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_poll_cq(cq, n, wc);
 	return rd->orig.poll_cq(cq, n, wc);
+}
+
+static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_poll_cq(cq, n, wc);
+	rdt_dp_exit();
+	return ret;
 }
 
 static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
@@ -624,7 +721,8 @@ static noinline int rdt_slow_req_notify_cq(struct ib_cq *cq,
 	return rd ? rd->orig.req_notify_cq(cq, flags) : -ENODEV;
 }
 
-static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+static __always_inline int
+__rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 {
 	struct rdt_dev *rd;
 
@@ -634,6 +732,16 @@ static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 	if (unlikely(rd->ibdev != cq->device))
 		return rdt_slow_req_notify_cq(cq, flags);
 	return rd->orig.req_notify_cq(cq, flags);
+}
+
+static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	int ret;
+
+	rdt_dp_enter();
+	ret = __rdt_req_notify_cq(cq, flags);
+	rdt_dp_exit();
+	return ret;
 }
 
 /* ---- control path adapters ------------------------------------------- */
@@ -1281,6 +1389,98 @@ void rdt_tp_unreg(void)
 	rdt_hot_put();
 }
 
+/* ---- wrappers stacked over ours ---------------------------------------- */
+
+/*
+ * Another module may wrap an op over ours: save our wrapper as its
+ * original and put its own in device->ops.  Its wrapper then calls ours for
+ * as long as it stays there, so this module's text must stay too: an
+ * unload would free code that the other module still calls.  A check every
+ * second finds such ops; while any exists the module holds a reference on
+ * itself, so `rmmod rdmatrace` fails ("in use"), and the log names the
+ * device, the op and the function over ours (stack_check_ms: how often;
+ * 0, never).  An unload that begins before
+ * the check saw one waits in exit until that wrapper is undone
+ * (rdt_dev_unwrap(), rdt_exiting).
+ */
+bool rdt_exiting;
+unsigned int rdt_stack_check_ms = 1000;
+static bool rdt_pinned;
+static void rdt_stack_check(struct work_struct *work);
+static DECLARE_DELAYED_WORK(rdt_stack_work, rdt_stack_check);
+
+/* Under rdt_dev_mutex: rd's ops in device->ops that no longer hold ours. */
+static unsigned long rdt_dev_stacked(struct rdt_dev *rd)
+{
+	unsigned long stacked = 0;
+	unsigned int i;
+
+	for (i = 0; i < rdt_nr_ops; i++)
+		if ((rd->live & BIT(i)) &&
+		    READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])) !=
+		    *rdt_slot(&rdt_wrappers, &rdt_ops[i]))
+			stacked |= BIT(i);
+	return stacked;
+}
+
+static void rdt_say_stacked(struct rdt_dev *rd, unsigned long ops,
+			    const char *what)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, &ops, rdt_nr_ops)
+		pr_warn("%s: %s is wrapped over rdmatrace's by %ps: %s\n",
+			rd->name, rdt_ops[i].name,
+			READ_ONCE(*rdt_slot(&rd->ibdev->ops, &rdt_ops[i])),
+			what);
+}
+
+static void rdt_stack_check(struct work_struct *work)
+{
+	bool any = false;
+	struct rdt_dev *rd;
+
+	mutex_lock(&rdt_dev_mutex);
+	list_for_each_entry(rd, &rdt_dev_list, lnode) {
+		unsigned long now;
+
+		if (!rd->ready || rd->retired)
+			continue;
+		now = rdt_dev_stacked(rd);
+		if (now & ~rd->stacked)
+			rdt_say_stacked(rd, now & ~rd->stacked,
+					"rdmatrace stays loaded (in use) until that is undone");
+		rd->stacked = now;
+		any |= !!now;
+	}
+	if (any && !rdt_pinned) {
+		__module_get(THIS_MODULE);
+		rdt_pinned = true;
+	} else if (!any && rdt_pinned) {
+		pr_info("no wrapper over rdmatrace's any more: it can be unloaded\n");
+		module_put(THIS_MODULE);
+		rdt_pinned = false;
+	}
+	mutex_unlock(&rdt_dev_mutex);
+	if (!READ_ONCE(rdt_exiting))
+		schedule_delayed_work(&rdt_stack_work,
+				      msecs_to_jiffies(rdt_stack_check_ms));
+}
+
+void rdt_stack_watch_start(void)
+{
+	if (rdt_stack_check_ms)
+		schedule_delayed_work(&rdt_stack_work,
+				      msecs_to_jiffies(rdt_stack_check_ms));
+}
+
+/* Exit: no reference held (exit would not run), none taken any more. */
+void rdt_stack_watch_stop(void)
+{
+	WRITE_ONCE(rdt_exiting, true);
+	cancel_delayed_work_sync(&rdt_stack_work);
+}
+
 /*
  * Open to fail_function: fail-nth cannot aim at its kzalloc among a device
  * add's ~15000 allocation sites (tests/stress/faults.test).
@@ -1322,6 +1522,37 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 
 ALLOW_ERROR_INJECTION(rdt_dev_wrap, ERRNO);
 
+/*
+ * Module exit with another module's wrapper over ours (put there after the
+ * last check, or an unload forced past the reference): our text must
+ * outlive its calls, so wait until it is undone (its module puts ours
+ * back), putting each original back as soon as ours is there again.
+ */
+static unsigned int rdt_dev_unstack(struct rdt_dev *rd, unsigned long foreign)
+{
+	unsigned long start = jiffies, said = 0, left;
+	unsigned int nr = 0;
+
+	rdt_say_stacked(rd, foreign,
+			"rdmatrace's unload waits until that is undone");
+	while (foreign) {
+		mutex_unlock(&rdt_dev_mutex);
+		msleep(100);
+		mutex_lock(&rdt_dev_mutex);
+		nr += rdt_ops_uninstall(&rd->ibdev->ops, &rd->orig,
+					&rdt_wrappers, rdt_ops, rdt_nr_ops,
+					foreign, &left);
+		foreign = left;
+		if (foreign && time_after(jiffies, start + (said + 1) * 30 * HZ)) {
+			said++;
+			rdt_say_stacked(rd, foreign, "still waiting");
+		}
+	}
+	pr_info("%s: the wrappers over rdmatrace's are gone: unloading\n",
+		rd->name);
+	return nr;
+}
+
 void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 {
 	unsigned long foreign;
@@ -1330,6 +1561,15 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	mutex_lock(&rdt_dev_mutex);
 	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
 			       rdt_nr_ops, rd->live, &foreign);
+	/*
+	 * A device going away may keep a wrapper over ours (this context
+	 * stays findable until exit, and the device is not called after its
+	 * removal); exit may not.
+	 */
+	if (foreign && READ_ONCE(rdt_exiting)) {
+		nr += rdt_dev_unstack(rd, foreign);
+		foreign = 0;
+	}
 	/* The data path's, when untraced, are back already. */
 	nr += hweight_long(rd->mask & ~rd->live);
 	rd->live = 0;
@@ -1337,8 +1577,9 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	if (rdt_dev_last == rd)
 		WRITE_ONCE(rdt_dev_last, &rdt_dev_none);
 	mutex_unlock(&rdt_dev_mutex);
-	WARN(foreign, "rdmatrace: %s: %lu ops were changed by someone else; left in place\n",
-	     rd->name, hweight_long(foreign));
+	if (foreign)
+		pr_warn("%s: removed with %lu ops wrapped over rdmatrace's: left in place\n",
+			rd->name, hweight_long(foreign));
 	rdt_restrack_forget(rd->index);
 	/* Its QPs are gone; a wrapper still running may add one back. */
 	xa_destroy(&rd->qp_state);

@@ -42,6 +42,10 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_TCP_RETRANSMIT]	= { "tcp_retransmit", sizeof(struct rdt_ev_tcp_retransmit) },
 	[RDT_EV_COLL_MARK]	= { "coll_mark", sizeof(struct rdt_ev_coll_mark) },
 	[RDT_EV_RXE_XMIT]	= { "rxe_xmit", sizeof(struct rdt_ev_rxe_xmit) },
+	[RDT_EV_VERBS_POST_SEND] = { "verbs_post_send", sizeof(struct rdt_ev_post_send) },
+	[RDT_EV_VERBS_POST_RECV] = { "verbs_post_recv", sizeof(struct rdt_ev_post_recv) },
+	[RDT_EV_VERBS_WC]	= { "verbs_wc", sizeof(struct rdt_ev_poll_cq_wc) },
+	[RDT_EV_VERBS_POST_FAIL] = { "verbs_post_fail", sizeof(struct rdt_ev_post_fail) },
 	[RDT_EV_NP_COMM_INIT]	= { "np_comm_init", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_COMM_FINI]	= { "np_comm_fini", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_GROUP]	= { "np_group", sizeof(struct rdt_ev_np_group) },
@@ -111,6 +115,7 @@ RDT_EXPORT const char *rdt_source_name(unsigned int source)
 	case RDT_SRC_BPF: return "bpf";
 	case RDT_SRC_USER: return "user";
 	case RDT_SRC_NCCL_PLUGIN: return "nccl-plugin";
+	case RDT_SRC_VERBS: return "verbs";
 	}
 	return "?";
 }
@@ -254,11 +259,15 @@ RDT_EXPORT bool rdt_record_qpn(const union rdt_record *rec, uint32_t *qpn)
 	case RDT_EV_QP_CREATE: *qpn = rec->qp_create.qpn; return true;
 	case RDT_EV_QP_MODIFY: *qpn = rec->qp_modify.qpn; return true;
 	case RDT_EV_QP_DESTROY: *qpn = rec->qp_destroy.qpn; return true;
-	case RDT_EV_POST_SEND: *qpn = rec->post_send.qpn; return true;
+	case RDT_EV_POST_SEND:
+	case RDT_EV_VERBS_POST_SEND: *qpn = rec->post_send.qpn; return true;
 	case RDT_EV_POST_SEND_DB: *qpn = rec->post_send_db.qpn; return true;
-	case RDT_EV_POST_RECV: *qpn = rec->post_recv.qpn; return true;
-	case RDT_EV_POST_FAIL: *qpn = rec->post_fail.qpn; return true;
-	case RDT_EV_POLL_CQ_WC: *qpn = rec->wc.qpn; return true;
+	case RDT_EV_POST_RECV:
+	case RDT_EV_VERBS_POST_RECV: *qpn = rec->post_recv.qpn; return true;
+	case RDT_EV_POST_FAIL:
+	case RDT_EV_VERBS_POST_FAIL: *qpn = rec->post_fail.qpn; return true;
+	case RDT_EV_POLL_CQ_WC:
+	case RDT_EV_VERBS_WC: *qpn = rec->wc.qpn; return true;
 	case RDT_EV_RXE_CQE: *qpn = rec->rxe_cqe.qpn; return true;
 	case RDT_EV_RXE_RCV: *qpn = rec->rxe_rcv.qpn; return true;
 	case RDT_EV_RXE_XMIT: *qpn = rec->rxe_xmit.src_qpn; return true;
@@ -290,5 +299,6 @@ _Static_assert(RDT_EV_COMM == RDT_EV_SUBBUF + 1 && RDT_EV_LOST == RDT_EV_SUBBUF 
 bool rdt_is_completion(const union rdt_record *rec)
 {
 	return rec->hdr.type == RDT_EV_POLL_CQ_WC ||
-	       rec->hdr.type == RDT_EV_RXE_CQE;
+	       rec->hdr.type == RDT_EV_RXE_CQE ||
+	       rec->hdr.type == RDT_EV_VERBS_WC;
 }

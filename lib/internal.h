@@ -555,6 +555,8 @@ const char *rdt_clock_report(const struct rdt_clock *c);	/* lines */
  * share one). */
 unsigned int rdt_reader_nhosts(const struct rdt_reader *r);
 const char *rdt_reader_host_name(const struct rdt_reader *r, unsigned int host);
+const char *rdt_reader_host_label(const struct rdt_reader *r, unsigned int host,
+				  char *buf, size_t len);
 const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r);
 
 /* --stats of the port counters (stats_counters.c). */

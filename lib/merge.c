@@ -916,6 +916,25 @@ const char *rdt_reader_host_name(const struct rdt_reader *r, unsigned int host)
 	       r->host_names[host] : "";
 }
 
+/* The host's name even for a one-host run (no host_names): its first
+ * source's header host, "-" where none says one.  The header's field is
+ * 64 bytes, not always terminated: copied into @buf. */
+const char *rdt_reader_host_label(const struct rdt_reader *r, unsigned int host,
+				  char *buf, size_t len)
+{
+	const char *n = rdt_reader_host_name(r, host);
+
+	snprintf(buf, len, "%s", *n ? n : "-");
+	for (unsigned int i = 0; !*n && i < r->nsrc; i++)
+		if (r->srcs[i]->host == host && *r->srcs[i]->fh.host) {
+			snprintf(buf, len, "%.*s",
+				 (int)sizeof(r->srcs[i]->fh.host),
+				 r->srcs[i]->fh.host);
+			break;
+		}
+	return buf;
+}
+
 const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r)
 {
 	return r->clock;

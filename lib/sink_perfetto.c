@@ -712,12 +712,13 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	}
 	has_qpn = rdt_record_qpn(r, &qpn);
 	pid = dev_track(s, ev, qpn, has_qpn, &tid);
-	if (r->hdr.type == RDT_EV_POST_SEND)
-		snprintf(name, sizeof(name), "post_send %s",
+	if (r->hdr.type == RDT_EV_POST_SEND || r->hdr.type == RDT_EV_VERBS_POST_SEND)
+		snprintf(name, sizeof(name), "%s %s", rdt_type_name(r->hdr.type),
 			 rdt_wr_opcode_name(r->post_send.opcode));
-	else if (r->hdr.type == RDT_EV_POLL_CQ_WC || r->hdr.type == RDT_EV_RXE_CQE)
+	else if (rdt_is_completion(r))
 		snprintf(name, sizeof(name), "%s %s",
-			 r->hdr.type == RDT_EV_RXE_CQE ? "cqe" : "wc",
+			 r->hdr.type == RDT_EV_RXE_CQE ? "cqe" :
+			 r->hdr.type == RDT_EV_VERBS_WC ? "verbs_wc" : "wc",
 			 rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
 					    r->rxe_cqe.status : r->wc.status));
 	else if (r->hdr.type == RDT_EV_QP_MODIFY)
@@ -729,8 +730,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	slice(s, ev, pid, tid, name, rdt_record_dur(r));
 	id = rdt_wrmatch_event(p->m, ev, &post_ts);
 	if (id)
-		flow(s, ev, pid, tid, id, r->hdr.type == RDT_EV_POST_SEND ||
-		     r->hdr.type == RDT_EV_POST_RECV);
+		flow(s, ev, pid, tid, id, !rdt_is_completion(r));
 }
 
 static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)

@@ -613,7 +613,7 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 	uint64_t post_ts = 0;
 
 	common(&b, ev, true, true);
-	bs(&b, rxe ? "rxe" : "poll_cq", 16);
+	bs(&b, rxe ? "rxe" : r->hdr.type == RDT_EV_VERBS_WC ? "verbs" : "poll_cq", 16);
 	bi(&b, rxe ? r->rxe_cqe.cq_id : r->wc.cq_id);
 	bi(&b, rxe ? r->rxe_cqe.qpn : r->wc.qpn);
 	bi(&b, (int64_t)(rxe ? r->rxe_cqe.wr_id : r->wc.wr_id));
@@ -759,6 +759,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 					    .rkey = r->mr.rkey, .ret = r->mr.ret });
 		break;
 	case RDT_EV_POST_SEND:
+	case RDT_EV_VERBS_POST_SEND:
 		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_send.qpn,
 			.wr_id = (int64_t)r->post_send.wr_id, .has_wr = true,
 			.op = rdt_wr_opcode_name(r->post_send.opcode),
@@ -773,6 +774,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 					    .ret = r->post_send_db.ret });
 		break;
 	case RDT_EV_POST_RECV:
+	case RDT_EV_VERBS_POST_RECV:
 		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_recv.qpn,
 			.wr_id = (int64_t)r->post_recv.wr_id, .has_wr = true,
 			.len = (int64_t)r->post_recv.total_len,
@@ -780,6 +782,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_wrmatch_event(q->m, ev, &(uint64_t){ 0 });
 		break;
 	case RDT_EV_POST_FAIL:	/* see SCHEMA.md: post_fail's columns */
+	case RDT_EV_VERBS_POST_FAIL:
 		verb(q, ev, (struct vcols){ NOV, .qpn = r->post_fail.qpn,
 			.op = rdt_type_name(r->post_fail.post_type),
 			.len = r->post_fail.nr_wr,
@@ -800,6 +803,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		break;
 	case RDT_EV_POLL_CQ_WC:
 	case RDT_EV_RXE_CQE:
+	case RDT_EV_VERBS_WC:
 		completion(q, ev);
 		break;
 	case RDT_EV_QP_MODIFY: {

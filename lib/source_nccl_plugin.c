@@ -29,7 +29,11 @@
  *    (bench: nccl.plugin.reader_ns_per_event);
  *  - head - tail is bounded by the ring's size, every record is decoded
  *    on a private copy: a ring that lies is detached, a record that lies
- *    is counted corrupt and skipped.
+ *    is counted corrupt and skipped;
+ *  - whether a file's process is gone is asked of a pidfd taken at attach
+ *    (and checked against the header's start time), one poll() per pass;
+ *    /proc, which another process can make slow or hide, only where no
+ *    pidfd can be had.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -40,9 +44,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -76,6 +82,11 @@ struct np_proc {
 	/* none of its unread records is earlier (ring_hold()), as of the
 	 * last drain */
 	uint64_t	hold;
+	/* The process, held from attach: whether it is gone is one poll()
+	 * a pass, not /proc (kill(), then stat's start time: five system
+	 * calls).  -1: judged by np_stale.h's rdt_np_gone(). */
+	int		pidfd;
+	bool		dead;		/* gone already at attach */
 	bool		gone;		/* done with: freed at the next fill */
 };
 
@@ -220,6 +231,8 @@ static void detach(struct np_proc *pr)
 static void free_proc(struct np_proc *pr)
 {
 	detach(pr);
+	if (pr->pidfd >= 0)
+		close(pr->pidfd);
 	free(pr->tail);
 	free(pr->seen_dropped);
 	free(pr->path);
@@ -314,6 +327,43 @@ static const char *check_owner(uint32_t pid, const struct stat *st,
 	return why;
 }
 
+/*
+ * A pidfd on the file's process.  Opened before the start time is read:
+ * if /proc's process at that pid started when the header says, it is the
+ * pidfd's (one that took the pid after the open started after the file
+ * was found, later than the header's time).  Another namespace's pid is
+ * not ours to open (np_stale.h never judges it); where pidfd_open() is
+ * missing (before 5.3) or /proc hides the start time, rdt_np_gone().
+ */
+static void hold_proc(struct np_proc *pr)
+{
+#ifdef SYS_pidfd_open
+	uint64_t started;
+	int fd;
+
+	if (!pr->pid || pr->pid > INT_MAX ||
+	    (pr->pidns && pr->pidns != rdt_np_pidns()))
+		return;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)pr->pid, 0u);
+	if (fd < 0) {
+		pr->dead = errno == ESRCH;
+		return;
+	}
+	if (pr->start_time) {
+		started = rdt_np_start_time(pr->pid);
+		if (started != pr->start_time) {
+			/* another process holds the pid now: gone */
+			pr->dead = started != 0;
+			close(fd);
+			return;
+		}
+	}
+	pr->pidfd = fd;
+#else
+	(void)pr;
+#endif
+}
+
 static void attach(struct np_priv *p, int dfd, const char *name, uint32_t pid)
 {
 	struct rdt_src *s = p->s;
@@ -354,6 +404,7 @@ static void attach(struct np_priv *p, int dfd, const char *name, uint32_t pid)
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		goto out;
+	pr->pidfd = -1;
 	pr->fd = fd;
 	pr->path = path;
 	pr->pid = pid;
@@ -392,6 +443,7 @@ static void attach(struct np_priv *p, int dfd, const char *name, uint32_t pid)
 			/* only the plugin's own report misses it */
 		}
 	}
+	hold_proc(pr);
 	rdt_src_add_status(s, "nccl-plugin: pid %u: %s, %u rings of %llu records\n",
 		   pid, path, pr->nrings, (unsigned long long)pr->nslots);
 	pr->next = p->procs;
@@ -676,7 +728,15 @@ static void remove_file(const struct np_proc *pr)
 
 static bool proc_gone(const struct np_proc *pr)
 {
-	return rdt_np_gone(pr->pid, pr->start_time, pr->pidns);
+	struct pollfd pf = { .fd = pr->pidfd, .events = POLLIN };
+
+	if (pr->dead)
+		return true;
+	if (pr->pidfd < 0)
+		return rdt_np_gone(pr->pid, pr->start_time, pr->pidns);
+	/* Readable once the whole process has exited: a zombie writes no
+	 * more either.  An error says nothing: alive. */
+	return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLIN | POLLHUP));
 }
 
 /* How often a live reader looks for new processes: what it holds back is

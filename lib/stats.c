@@ -13,6 +13,14 @@ struct qp_stat {
 	char devname[RDT_NAME_LEN + 1];
 	uint64_t sends, recvs, doorbells, wcs, wc_errors, rxe_cqes, modifies,
 		 send_bytes, retries;
+	/* The QP's first completion with an error, and the flushes of the
+	 * same kind of record after it ("completion with error 12": which
+	 * QP, which WR, when, and what went down with it). */
+	struct {
+		uint64_t ts, wr_id, flushed;
+		uint32_t status, vendor_err;
+		uint16_t type;		/* 0: none yet */
+	} err;
 	struct qp_stat *next;
 };
 
@@ -107,6 +115,24 @@ static struct qp_stat *qp_get(struct rdt_stats *st, const struct rdt_event *ev,
 	return q;
 }
 
+#define WC_WR_FLUSH_ERR 5	/* enum ib_wc_status, ibv_wc_status */
+
+static void qp_error(struct qp_stat *q, const struct rdt_event *ev, uint32_t status,
+		     uint32_t vendor_err, uint64_t wr_id)
+{
+	if (!status)
+		return;
+	if (!q->err.type) {
+		q->err.type = ev->rec.hdr.type;
+		q->err.ts = ev->ts;
+		q->err.status = status;
+		q->err.vendor_err = vendor_err;
+		q->err.wr_id = wr_id;
+	} else if (q->err.type == ev->rec.hdr.type && status == WC_WR_FLUSH_ERR) {
+		q->err.flushed++;
+	}
+}
+
 static void add_latency(struct rdt_stats *st, uint64_t ns)
 {
 	int b = 0;
@@ -197,11 +223,13 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	}
 	switch (r->hdr.type) {
 	case RDT_EV_POST_SEND:
+	case RDT_EV_VERBS_POST_SEND:
 		q->sends++;
 		q->send_bytes += r->post_send.total_len;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_RECV:
+	case RDT_EV_VERBS_POST_RECV:
 		q->recvs++;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
@@ -209,6 +237,7 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		q->doorbells++;
 		break;
 	case RDT_EV_POST_FAIL:	/* its unposted WRs will not complete */
+	case RDT_EV_VERBS_POST_FAIL:
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_QP_MODIFY:
@@ -219,12 +248,15 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		break;
 	case RDT_EV_POLL_CQ_WC:
 	case RDT_EV_RXE_CQE:
-		if (r->hdr.type == RDT_EV_POLL_CQ_WC) {
+	case RDT_EV_VERBS_WC:
+		if (r->hdr.type != RDT_EV_RXE_CQE) {
 			q->wcs++;
 			q->wc_errors += r->wc.status != 0;
+			qp_error(q, ev, r->wc.status, r->wc.vendor_err, r->wc.wr_id);
 		} else {
 			q->rxe_cqes++;
 			q->wc_errors += r->rxe_cqe.status != 0;
+			qp_error(q, ev, r->rxe_cqe.status, 0, r->rxe_cqe.wr_id);
 		}
 		if (rdt_wrmatch_event(st->m, ev, &post_ts) && ev->ts >= post_ts)
 			add_latency(st, ev->ts - post_ts);
@@ -256,6 +288,36 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		cs->errors += c->ret != 0;
 		break;
 	}
+	}
+}
+
+/* --stats: each QP's first error completion, and what was flushed after. */
+static void print_qp_errors(struct qp_stat **qv, FILE *o)
+{
+	bool any = false;
+
+	for (size_t i = 0; qv && qv[i]; i++) {
+		const struct qp_stat *q = qv[i];
+		char dev[RDT_NAME_LEN + 16];
+
+		if (!q->err.type)
+			continue;
+		if (!any)
+			fprintf(o, "\n== completions with error, per QP: the first, and the "
+				"flushes after it ==\n%-4s %-10s %8s %-16s %10s %18s %18s "
+				"%8s %7s %-9s\n", "host", "dev", "qpn", "first_error",
+				"vendor_err", "wr_id", "at_ns", "flushed", "errors",
+				"seen_by");
+		any = true;
+		if (*q->devname)
+			snprintf(dev, sizeof(dev), "%s", q->devname);
+		else
+			snprintf(dev, sizeof(dev), "%u", q->dev);
+		fprintf(o, "%-4u %-10s %8u %-16s %#10x %#18" PRIx64 " %18" PRIu64
+			" %8" PRIu64 " %7" PRIu64 " %-9s\n", q->host, dev, q->qpn,
+			rdt_wc_status_name(q->err.status), q->err.vendor_err,
+			q->err.wr_id, q->err.ts, q->err.flushed, q->wc_errors,
+			rdt_type_name(q->err.type));
 	}
 }
 
@@ -380,6 +442,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 			q->recvs, q->doorbells, q->wcs, q->rxe_cqes,
 			q->wc_errors, q->modifies, q->send_bytes);
 	}
+	print_qp_errors(qv, o);
 	free(qv);
 	fprintf(o, "\n== WR latency (post -> completion) ==\nmatched %zu, "
 		"completions without a traced post %" PRIu64 "\n", st->nlat,
@@ -488,9 +551,17 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 			",\"doorbells\":%" PRIu64 ",\"wcs\":%" PRIu64
 			",\"rxe_cqes\":%" PRIu64 ",\"errors\":%" PRIu64
 			",\"modifies\":%" PRIu64 ",\"send_bytes\":%" PRIu64
-			",\"retries\":%" PRIu64 "}", q->qpn, q->sends, q->recvs,
+			",\"retries\":%" PRIu64, q->qpn, q->sends, q->recvs,
 			q->doorbells, q->wcs, q->rxe_cqes, q->wc_errors,
 			q->modifies, q->send_bytes, q->retries);
+		if (q->err.type)
+			fprintf(o, ",\"first_error\":{\"type\":\"%s\",\"ts_ns\":%" PRIu64
+				",\"status\":\"%s\",\"vendor_err\":%u,\"wr_id\":%" PRIu64
+				",\"flushed_after\":%" PRIu64 "}",
+				rdt_type_name(q->err.type), q->err.ts,
+				rdt_wc_status_name(q->err.status), q->err.vendor_err,
+				q->err.wr_id, q->err.flushed);
+		fputc('}', o);
 		sep = ",";
 	}
 	free(qv);

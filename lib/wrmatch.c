@@ -221,15 +221,19 @@ static void post_failed(struct rdt_wrmatch *m, const struct rdt_event *ev)
 	uint64_t call_ts = 0;
 	bool found = false;
 
+	bool recv = f->post_type == RDT_EV_POST_RECV ||
+		    f->post_type == RDT_EV_VERBS_POST_RECV;
+
 	if (f->bad_index == RDT_BAD_INDEX_UNKNOWN ||
-	    (f->post_type != RDT_EV_POST_SEND && f->post_type != RDT_EV_POST_RECV))
+	    (!recv && f->post_type != RDT_EV_POST_SEND &&
+	     f->post_type != RDT_EV_VERBS_POST_SEND))
 		return;
 	for (uint64_t i = 0; i < m->nr && i < RECENT; i++) {
 		struct recent *c = &m->r[(m->nr - 1 - i) % RECENT];
 
 		if (c->k.host != ev->host || c->k.dev != f->hdr.dev ||
 		    c->k.qpn != f->qpn ||
-		    c->k.recv != (f->post_type == RDT_EV_POST_RECV))
+		    c->k.recv != recv)
 			continue;
 		if (!found) {
 			if (c->ts > f->hdr.ts_ns)
@@ -259,7 +263,10 @@ uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 	switch (r->hdr.type) {
 	case RDT_EV_POST_SEND:
 	case RDT_EV_POST_RECV:
-		if (r->hdr.type == RDT_EV_POST_SEND) {
+	case RDT_EV_VERBS_POST_SEND:
+	case RDT_EV_VERBS_POST_RECV:
+		if (r->hdr.type == RDT_EV_POST_SEND ||
+		    r->hdr.type == RDT_EV_VERBS_POST_SEND) {
 			if (r->post_send.ret || r->post_send.bad)
 				return 0;
 			k.qpn = r->post_send.qpn;
@@ -278,13 +285,14 @@ uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 		enqueue(e, ev->ts, ++m->next_flow);
 		m->r[m->nr++ % RECENT] = (struct recent){ .k = k,
 			.ts = r->hdr.ts_ns, .flow = m->next_flow,
-			.index = r->hdr.type == RDT_EV_POST_SEND ?
-				 r->post_send.index : r->post_recv.index };
+			.index = k.recv ? r->post_recv.index : r->post_send.index };
 		return m->next_flow;
 	case RDT_EV_POST_FAIL:
+	case RDT_EV_VERBS_POST_FAIL:
 		post_failed(m, ev);
 		return 0;
 	case RDT_EV_POLL_CQ_WC:
+	case RDT_EV_VERBS_WC:
 		k.qpn = r->wc.qpn;
 		k.wr_id = r->wc.wr_id;
 		k.recv = !!(r->wc.opcode & 128);	/* IB_WC_RECV* */

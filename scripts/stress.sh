@@ -151,6 +151,28 @@ for k in $RACE_KERNELS; do
 	esac
 done
 
+# Unload under traffic on PREEMPT_RT (issue 32), where a post can block in
+# the driver: rmmod.test's rounds (1000) and rt-unload.test's unloads while
+# a traced post sleeps in the driver (100), in debian-6.12-rt guests.
+RT_KERNEL=debian-6.12-rt
+RT_ROUNDS=$([ "$RDT_STRESS" = 1 ] && echo 1000 || echo $((20 * ${RDT_STRESS_SCALE:-1})))
+for t in rmmod rt-unload; do
+	case " ${RDT_STRESS_ONLY:-rt-unload} " in *" rt-unload "*) ;; *) res[rt.$t]="not run"; continue ;; esac
+	n=$RT_ROUNDS
+	[ $t = rmmod ] || n=$(( (RT_ROUNDS + 9) / 10 ))
+	note "$RT_KERNEL: $t, $n rounds"
+	tests/vm/run --kernel $RT_KERNEL --timeout 36000 -- env RDT_RMMOD_ROUNDS=$n \
+		RDT_RT_UNLOAD_ROUNDS=$n tests/kmod/$t.test >"$LOG/rt.$t.log" 2>&1
+	rc=$?
+	case $rc in
+	0) res[rt.$t]=PASS ;;
+	126) res[rt.$t]="FAIL (kernel splat)"; fails=$((fails + 1)) ;;
+	77) res[rt.$t]=SKIP ;;
+	*) res[rt.$t]="FAIL (exit $rc)"; fails=$((fails + 1)); grep -v '^\[' "$LOG/rt.$t.log" | tail -15 ;;
+	esac
+	res[rt.$t.n]=$n
+done
+
 # A guest test that passed had no splat and, on a kernel with kmemleak, no
 # leak report: tests/vm/run scans for both after the command and fails the
 # run (exit 126) on any.  Tests that count them themselves say so in RESULT.
@@ -209,6 +231,10 @@ row() {
 		row "enable-race.$k" "tracing on/off and unload under traffic ($k, a host core busy)" \
 			"$(kv "enable-race.$k" cycles) cycles of load, enable, disable, enable, post_send tracepoint on and off, unload, in $(kv "enable-race.$k" secs) s, under two ibv_rc_pingpong pairs, rping on siw and $(kv "enable-race.$k" runs) verified rdt_workload/rping runs"
 	done
+	row rt.rmmod "rmmod under traffic ($RT_KERNEL)" \
+		"${res[rt.rmmod.n]:-0} rounds of rmmod while rdt_workload and ibv_rc_pingpong run"
+	row rt.rt-unload "rmmod while a traced post sleeps in the driver ($RT_KERNEL)" \
+		"${res[rt.rt-unload.n]:-0} unloads, each waiting for the blocked post"
 	row hostile "hostile input (host, ASan+UBSan)" \
 		"$(kv hostile cases) mutated files, crashes $(kv hostile crashes)" host
 	row fuzz "libFuzzer on the decoder (host)" \

@@ -53,8 +53,10 @@
  * appended: its hdr.ts_ns is when the driver returned, ts_ns - dur_ns when
  * the verb was entered.  A 1.8 record of those types is 8 bytes shorter
  * (no dur_ns): readers take it, dur_ns 0.
+ * 1.10: RDT_SRC_VERBS and its records (136..139): a userspace provider's
+ * own post_send, post_recv, post_srq_recv and poll_cq, by uprobe.
  */
-#define RDT_ABI_MINOR		9
+#define RDT_ABI_MINOR		10
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -71,6 +73,7 @@ enum rdt_source {
 	RDT_SRC_BPF	= 2,	/* bpf/ programs (BPF ring buffer) */
 	RDT_SRC_USER	= 3,	/* librdmatrace itself (e.g. drop markers) */
 	RDT_SRC_NCCL_PLUGIN = 4, /* libnccl-profiler-rdmatrace.so (1.3) */
+	RDT_SRC_VERBS	= 5,	/* bpf/verbs.bpf.c: provider uprobes (1.10) */
 };
 
 /*
@@ -135,6 +138,17 @@ enum rdt_type {
 	RDT_EV_TCP_RETRANSMIT	= 133,	/* tcp:tcp_retransmit_skb */
 	RDT_EV_COLL_MARK	= 134,	/* USDT collective begin/end marker */
 	RDT_EV_RXE_XMIT		= 135,	/* 1.6: rxe_xmit_packet: every sent packet */
+	/*
+	 * 1.10, source RDT_SRC_VERBS: a userspace provider's data path (its
+	 * ibv_context ops), bodies as the module's records of the same verb.
+	 * The WRs of a post are stamped at its entry, completions at poll's
+	 * return; qpn is ibv_qp.qp_num, cq_id and srq_id the uverbs handle
+	 * (not restrack's id), hdr.dev the kernel's device index.
+	 */
+	RDT_EV_VERBS_POST_SEND	= 136,	/* struct rdt_ev_post_send, one per WR */
+	RDT_EV_VERBS_POST_RECV	= 137,	/* struct rdt_ev_post_recv, one per WR */
+	RDT_EV_VERBS_WC		= 138,	/* struct rdt_ev_poll_cq_wc, one per WC */
+	RDT_EV_VERBS_POST_FAIL	= 139,	/* struct rdt_ev_post_fail: ret -errno */
 
 	/* 192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first */
 	RDT_EV_NP_COMM_INIT	= 192,	/* profiler init of a communicator */

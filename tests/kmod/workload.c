@@ -125,6 +125,10 @@ static bool freewr;
 module_param(freewr, bool, 0444);
 MODULE_PARM_DESC(freewr, "interpose post_send/post_recv, free WRs once posted; run on writes to run");
 
+static uint post_sleep_ms;
+module_param(post_sleep_ms, uint, 0644);
+MODULE_PARM_DESC(post_sleep_ms, "freewr: the workload's first post_send of each run sleeps this long inside the interposer, as a driver's spinlock_t can on PREEMPT_RT");
+
 struct wl {
 	struct rdt_lb		lb;
 	u8			*sbuf, *rbuf;
@@ -181,6 +185,17 @@ static int fw_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 	if (!bad)
 		bad = &dummy;
 	*bad = NULL;
+	/*
+	 * Blocked inside the "driver" (the workload's posts run in process
+	 * context): what rdmatrace's exit must wait for on PREEMPT_RT.
+	 */
+	if (qp == READ_ONCE(fw_qa) && wr && wr->wr_id == send_base &&
+	    READ_ONCE(post_sleep_ms)) {
+		/* In the log: a run holds the module's parameters' lock. */
+		pr_info("post_send asleep in the driver\n");
+		msleep(READ_ONCE(post_sleep_ms));
+		pr_info("post_send awake\n");
+	}
 	ret = fw_post_send(qp, wr, bad);
 	if (qp == READ_ONCE(fw_qa))
 		fw_free_send(wr, ret ? *bad : NULL);

@@ -37,8 +37,6 @@ its own "host" for NCCL, so they talk over NCCL's network transport):
 - every event of a rank says that rank.  NCCL leaves the rank of GroupApi,
   CollApi, P2pApi, KernelLaunch, Group, ProxyCtrl and KernelCh descriptors
   at 0 in every rank; the plugin takes it from the communicator (issue 31).
-  --old-api-rank: a trace made by the plugin before that fix (recorded/
-  h100-nccl-2.28.9): those types are not held to it, the others are.
 """
 import collections
 import json
@@ -66,7 +64,6 @@ def expect_abi(version):
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 bpf = "--bpf" in sys.argv
-old_api_rank = "--old-api-rank" in sys.argv
 # the types whose descriptor NCCL gives no rank (src/plugin/profiler.cc)
 NO_RANK = {"np_group_api", "np_coll_api", "np_p2p_api", "np_kernel_launch",
            "np_group", "np_proxy_ctrl", "np_kernel_ch"}
@@ -109,9 +106,8 @@ for pid, d in sorted(done.items(), key=lambda x: x[1]["rank"]):
     if (ci["rank"], ci["nranks"], ci["abi"]) != (r, nranks, abi):
         fail(f"rank {r}: comm init {ci}, want rank {r} nranks {nranks} abi {abi} (NCCL {version})")
     comm_ids.add(ci["comm_id"])
-    held = [e for e in mine if e["type"] in EVENTS and
-            not (old_api_rank and e["type"] in NO_RANK)]
-    if not any(e["type"] in NO_RANK for e in held) and not old_api_rank:
+    held = [e for e in mine if e["type"] in EVENTS]
+    if not any(e["type"] in NO_RANK for e in held):
         fail(f"rank {r}: no event of the types NCCL gives no rank")
     wrong = collections.Counter(e["type"] for e in held if e["rank"] != r)
     if wrong:

@@ -32,7 +32,8 @@ leaks() {
 	K=/sys/kernel/debug/kmemleak
 	if [ -w $K ]; then
 		echo scan >$K; sleep 1; echo scan >$K
-		grep -c 'unreferenced object' $K || true
+		# Less the kernel's own known leaks (each said on stderr).
+		"${RDT_ROOT:-.}/tests/vm/known-leaks" <$K | grep -c 'unreferenced object' || true
 	else
 		echo -
 	fi
@@ -88,10 +89,42 @@ loop() {
 		case $? in
 		0) echo ok; _ok=1 ;;
 		2) echo "abort $(tail -2 "$T/$_n.out" | tr '\n' ' ')" ;;
-		*) echo "fail $(tail -2 "$T/$_n.out" | tr '\n' ' ')" ;;
+		*) echo "fail $(tail -2 "$T/$_n.out" | tr '\n' ' ')"
+		   # The first failed run's whole output, for the report.
+		   [ -e "$T/$_n.fail" ] || cp "$T/$_n.out" "$T/$_n.fail" ;;
 		esac
 	done >"$T/$_n.log"
 }
+# loop_fail NAME: the first failed run's whole output, indented (stdout).
+loop_fail() {
+	[ -e "$T/$1.fail" ] || return 0
+	echo "  $1: the first failed run said:"
+	sed 's/^/    /' "$T/$1.fail"
+}
+
+# uptime_s: the guest's clock as dmesg stamps it, to set a workload's run
+# beside the kernel's log and the load cycles.
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# rdma_report PID...: where an RDMA program is stuck: each process's state,
+# wait channel and kernel stack, rxe's QPs (state, PSNs) and the port's
+# counters (retries, drops), whether rdmatrace is loaded, the kernel's log.
+rdma_report() {
+	echo "at $(uptime_s) s:"
+	for _p in "$@"; do
+		echo "  pid $_p: state $(pstate "$_p") wchan $(cat "/proc/$_p/wchan" 2>/dev/null)"
+		sed 's/^/      /' "/proc/$_p/stack" 2>/dev/null | head -16
+	done
+	echo "  rdma res show qp:"
+	rdma res show qp 2>&1 | sed 's/^/    /'
+	echo "  $RXE_DEV counters:"
+	for _f in /sys/class/infiniband/"$RXE_DEV"/ports/1/hw_counters/*; do
+		_v=$(cat "$_f" 2>/dev/null) && [ "$_v" != 0 ] && echo "    ${_f##*/} $_v"
+	done
+	echo "  rdmatrace: $(grep -c '^rdmatrace ' /proc/modules) loaded"
+	dmesg | tail -20 | sed 's/^/    /'
+}
+
 # rping_on IP PORT: one verified rping exchange (-C 50 -V); exit 2 for a
 # connection siw dropped before any data.
 rping_on() { # IP PORT

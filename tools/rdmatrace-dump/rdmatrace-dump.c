@@ -4,11 +4,13 @@
  * + BPF) or from trace files, like blkparse does for blktrace.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdmatrace/rdmatrace.h>
@@ -18,12 +20,18 @@
 
 #define DEFAULT_RELAY "/sys/kernel/debug/rdmatrace"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested, picture_requested;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	picture_requested = 1;
 }
 
 static void usage(FILE *f)
@@ -55,6 +63,11 @@ static void usage(FILE *f)
 "      --tcp             TCP retransmits\n"
 "      --usdt=BIN        rdmatrace:coll_begin/coll_end USDT marks in BIN\n"
 "                        (e.g. rdma-ring-allreduce; only when asked for)\n"
+"      --verbs[=PID]     every userspace verbs application's work requests and\n"
+"                        completions (mlx5's too), by uprobes on the providers'\n"
+"                        post_send, post_recv, post_srq_recv and poll_cq; a\n"
+"                        uprobe costs microseconds a call: only when asked for,\n"
+"                        PID: that process only\n"
 "                        (no --nccl/--rxe/--tcp: all that are available)\n"
 "      --no-enable       do not switch the module's tracing on for --follow\n"
 "      --window MS       reorder window of live sources and saved captures\n"
@@ -71,6 +84,10 @@ static void usage(FILE *f)
 "  -w, --write FILE      formatted output to FILE (default stdout; sqlite needs one)\n"
 "  -q, --quiet           no per-event output\n"
 "  -s, --stats           per-QP counts, WR latency, collective bandwidth, drops\n"
+"      --stuck=SECONDS   report to stderr each QP whose oldest send WR has had\n"
+"                        no completion for SECONDS (live: when it happens, and\n"
+"                        again when it changes; files: every episode and the\n"
+"                        end); kill -USR1 prints the picture at once\n"
 "\n"
 "Filters (comma-separated lists; loss and bookkeeping records always pass):\n"
 "      --dev LIST        device names or indexes\n"
@@ -91,7 +108,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
-	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT,
+	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT, OPT_VERBS, OPT_STUCK,
 	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
 	OPT_STRICT,
 };
@@ -119,6 +136,8 @@ static const struct option longopts[] = {
 	{ "no-enable", no_argument, NULL, OPT_NO_ENABLE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "usdt", required_argument, NULL, OPT_USDT },
+	{ "verbs", optional_argument, NULL, OPT_VERBS },
+	{ "stuck", required_argument, NULL, OPT_STUCK },
 	{ "no-nccl-plugin", no_argument, NULL, OPT_NO_NCCL_PLUGIN },
 	{ "counters", optional_argument, NULL, OPT_COUNTERS },
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
@@ -131,7 +150,8 @@ struct args {
 	const char **inputs;
 	int ninputs;
 	bool follow, no_relay, no_bpf, no_enable, quiet, stats, no_np;
-	bool want_nccl, want_rxe, want_tcp;
+	bool want_nccl, want_rxe, want_tcp, want_verbs;
+	int verbs_pid;
 	bool want_counters, no_counters;
 	unsigned long counters_ms;
 	const char *nccl_target, *usdt_target, *relay_dir, *output, *write_path;
@@ -139,6 +159,7 @@ struct args {
 	bool format_given;
 	unsigned long window_ms;
 	int clock_align;	/* enum rdt_clock_align */
+	uint64_t stuck_ns;	/* --stuck, 0: off */
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
@@ -272,6 +293,8 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 			.rxe = !any || a->want_rxe,
 			.tcp = !any || a->want_tcp,
 			.usdt = a->usdt_target != NULL,
+			.verbs = a->want_verbs,
+			.verbs_pid = a->verbs_pid,
 			.nccl_target = a->nccl_target,
 			.usdt_target = a->usdt_target,
 		};
@@ -280,7 +303,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 		if (idx < 0) {
 			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
 			/* Explicitly requested sources must not vanish quietly. */
-			if (any || a->usdt_target || a->no_relay)
+			if (any || a->usdt_target || a->want_verbs || a->no_relay)
 				return -1;
 		} else {
 			fprintf(stderr, "%s", rdt_reader_source_status(r, (unsigned int)idx));
@@ -288,9 +311,9 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	}
 #else
 	if (a->want_nccl || a->want_rxe || a->want_tcp || a->usdt_target ||
-	    (a->no_relay && a->no_np)) {
+	    a->want_verbs || (a->no_relay && a->no_np)) {
 		fprintf(stderr, "rdmatrace-dump: built without BPF support: "
-			"--nccl/--rxe/--tcp/--usdt are unavailable\n");
+			"--nccl/--rxe/--tcp/--usdt/--verbs are unavailable\n");
 		return -1;
 	}
 	fprintf(stderr, "rdmatrace-dump: BPF sources: not built in\n");
@@ -364,6 +387,52 @@ static bool drop_report(struct rdt_reader *r, uint64_t events, bool *given_up)
 	return corrupt;
 }
 
+/*
+ * --stuck: the tracker's clock is the trace's.  Live, that is now on
+ * CLOCK_MONOTONIC (a live trace is one host's); from files, the last
+ * event's time, so that an episode is found where it happened.  Checked
+ * at most every quarter of the limit (and each second at most), and at
+ * once on SIGUSR1.
+ */
+static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
+		       const struct args *a, const struct rdt_event *ev,
+		       uint64_t *next, uint64_t *last)
+{
+	uint64_t now;
+
+	if (ev && ev->ts > *last)
+		*last = ev->ts;
+	if (a->follow) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	} else {
+		now = *last;
+	}
+	if (picture_requested) {
+		picture_requested = 0;
+		rdt_stuck_print(s, r, now, stderr);
+	}
+	if (now < *next)
+		return;
+	rdt_stuck_check(s, r, now, stderr);
+	*next = now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
+		       1000000000ull);
+}
+
+static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
+		      const struct args *a, uint64_t last)
+{
+	if (a->follow)
+		return;
+	if (rdt_stuck_check(s, r, last, stderr))
+		fprintf(stderr, "stuck: still stuck at the end of the trace (%.3f)\n",
+			(double)last / 1e9);
+	fprintf(stderr, "stuck: episodes=%llu\n",
+		(unsigned long long)rdt_stuck_episodes(s));
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
@@ -371,6 +440,8 @@ int main(int argc, char **argv)
 	struct rdt_filter *flt = rdt_filter_new();
 	struct rdt_sink *bin = NULL, *out = NULL;
 	struct rdt_stats *st = NULL;
+	struct rdt_stuck *stuck = NULL;
+	uint64_t next_check = 0, last_ts = 0;
 	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
 	struct sigaction sa;
@@ -415,6 +486,37 @@ int main(int argc, char **argv)
 		case OPT_NO_ENABLE: a.no_enable = true; break;
 		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
 		case OPT_USDT: a.usdt_target = optarg; break;
+		case OPT_VERBS:
+			a.want_verbs = true;
+			if (optarg) {
+				char *end;
+				long v;
+
+				errno = 0;
+				v = strtol(optarg, &end, 10);
+				if (*end || !*optarg || errno || v <= 0 || v > INT_MAX) {
+					fprintf(stderr, "rdmatrace-dump: --verbs=%s: not a "
+						"process id\n", optarg);
+					goto out;
+				}
+				a.verbs_pid = (int)v;
+			}
+			break;
+		case OPT_STUCK: {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (*end || !*optarg || errno || !(v > 0) || v > 86400) {
+				fprintf(stderr, "rdmatrace-dump: --stuck=%s: not a "
+					"number of seconds (0 to 86400)\n", optarg);
+				ret = 2;
+				goto out;
+			}
+			a.stuck_ns = (uint64_t)(v * 1e9);
+			break;
+		}
 		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
 		case OPT_COUNTERS:
 			a.want_counters = true;
@@ -488,7 +590,7 @@ int main(int argc, char **argv)
 		/* Its events are the recording's: nothing live belongs with
 		 * them. */
 		if (a.follow || a.want_nccl || a.want_rxe || a.want_tcp ||
-		    a.usdt_target || a.want_counters) {
+		    a.usdt_target || a.want_verbs || a.want_counters) {
 			fprintf(stderr, "rdmatrace-dump: %s is a capture saved by "
 				"rdmatrace-record: it is decoded as it is, "
 				"without --follow or BPF sources\n",
@@ -557,6 +659,15 @@ int main(int argc, char **argv)
 	}
 	if (a.stats)
 		st = rdt_stats_new();
+	if (a.stuck_ns) {
+		stuck = rdt_stuck_new(a.stuck_ns);
+		if (!stuck) {
+			ret = 1;
+			goto out;
+		}
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 
 	if (a.follow && !a.no_relay && !a.no_enable) {
 		int e = set_enable(a.relay_dir, true);
@@ -576,6 +687,9 @@ int main(int argc, char **argv)
 			stop_requested = 2;
 		}
 		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
+		if (stuck && (n == -EAGAIN || n > 0))
+			stuck_tick(stuck, r, &a, n > 0 ? &ev : NULL, &next_check,
+				   &last_ts);
 		if (n == -EAGAIN) {
 			np_status(r);
 			fflush(stdout);
@@ -600,8 +714,14 @@ int main(int argc, char **argv)
 		}
 		if (st)
 			rdt_stats_add(st, &ev);
+		if (stuck)
+			rdt_stuck_add(stuck, &ev);
 	}
 	np_status(r);
+	if (stuck) {
+		stuck_end(stuck, r, &a, last_ts);
+		rdt_stuck_free(stuck);
+	}
 	if (enabled)
 		set_enable(a.relay_dir, false);
 	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)

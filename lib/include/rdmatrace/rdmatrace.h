@@ -377,6 +377,28 @@ void rdt_stats_print(const struct rdt_stats *st, const struct rdt_reader *r,
 void rdt_stats_print_json(const struct rdt_stats *st,
 			  const struct rdt_reader *r, FILE *out);
 
+/* ---- where is it stuck (--stuck) ---------------------------------------------- */
+
+/*
+ * Per QP, the send WRs posted and not completed, from every source; a QP
+ * whose oldest has waited @limit_ns or more is stuck.  Times are on the
+ * reader's time base (rdt_event.ts).  Report lines start with "stuck: "
+ * and are key=value after the first word (README, "Where is it stuck").
+ */
+struct rdt_stuck;
+struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns);
+void rdt_stuck_free(struct rdt_stuck *s);
+void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev);
+/* At @now: print a report to @out when what is stuck changed, and a
+ * "moving" line once nothing is; returns 1 while something is stuck. */
+int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
+		    uint64_t now, FILE *out);
+/* The current picture, whatever the limit (SIGUSR1). */
+void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
+		     uint64_t now, FILE *out);
+/* How many times something became stuck. */
+uint64_t rdt_stuck_episodes(const struct rdt_stuck *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A userspace provider's data path, by uprobe: the functions a device
+ * context's ops table names for post_send, post_recv, post_srq_recv and
+ * poll_cq (what ibv_post_send() and friends, inline in verbs.h, call).  On
+ * mlx5 and every provider that posts into mapped queues these never enter
+ * the kernel; on rxe they enter it only as doorbells.  verbs_attach.c
+ * finds the functions and the field offsets below (verbs.h's structures,
+ * libibverbs' ABI), and fills the device table.
+ *
+ * WR records are written at the call's entry, one per WR, as the module
+ * writes its own (the provider may complete a WR before it returns); a
+ * failed call adds RDT_EV_VERBS_POST_FAIL at its return.  Completions are
+ * written at poll_cq's return.  Every walk of user memory is bounded:
+ * the lists by bpf_loop() (5.17), the short ones unrolled.  6.1's
+ * verifier takes a loop whose head follows a helper call for a back-edge
+ * it refuses, and clang puts the head there.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "rdt_emit.bpf.h"
+
+/*
+ * libbpf 1.1 (Debian 12) has no BPF_UPROBE: the kprobe forms read the
+ * same pt_regs.
+ */
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define MAX_WR		64	/* WRs recorded per call; the rest counted */
+#define MAX_SGE		16	/* SGEs summed per WR */
+#define MAX_WC		64	/* completions recorded per poll */
+#define NAME_MAX_LEN	64	/* IBV_SYSFS_NAME_MAX */
+
+/* verbs.h's offsets and sizes, set by the loader before load. */
+const volatile __u32 qp_context = 0;	/* ibv_qp.context */
+const volatile __u32 qp_num = 52;		/* ibv_qp.qp_num */
+const volatile __u32 srq_context = 0;	/* ibv_srq.context */
+const volatile __u32 srq_handle = 24;	/* ibv_srq.handle */
+const volatile __u32 cq_context = 0;	/* ibv_cq.context */
+const volatile __u32 cq_handle = 24;	/* ibv_cq.handle */
+const volatile __u32 ctx_device = 0;	/* ibv_context.device */
+const volatile __u32 dev_name = 24;		/* ibv_device.name */
+const volatile __u32 swr_next = 8, swr_sg = 16, swr_nsge = 24, swr_opcode = 28,
+		     swr_flags = 32, swr_imm = 36, swr_raddr = 40, swr_rkey = 48;
+const volatile __u32 rwr_next = 8, rwr_sg = 16, rwr_nsge = 24;
+const volatile __u32 sge_size = 16, sge_len = 8;
+const volatile __u32 wc_size = 48;
+const volatile __u32 wc_status = 8, wc_opcode = 12, wc_vendor = 16, wc_len = 20,
+		     wc_imm = 24, wc_qpn = 28, wc_srcqp = 32, wc_flags = 36;
+
+/* Device name hash (FNV-1a over the NUL-terminated name) -> kernel index. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, __u32);
+} verbs_devs SEC(".maps");
+
+/* (tgid, ibv_context address) -> kernel index: one name read a context. */
+struct ctx_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ctx;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ctx_key);
+	__type(value, __u32);
+} verbs_ctx SEC(".maps");
+
+/* A post or poll in flight on a thread: what its return needs. */
+struct call {
+	__u64 ts;
+	__u64 list;		/* first WR, or the ibv_wc array */
+	__u64 bad;		/* bad_wr pointer, for a post */
+	__u32 dev;
+	__u32 id;		/* qpn, srq handle, cq handle */
+	__u32 nr;		/* WRs in the list (bounded), num_entries */
+	__u32 polled;		/* poll's return: completions to read */
+	__u16 type;		/* RDT_EV_VERBS_POST_SEND / _RECV, or WC */
+	__u8 srq;
+	__u8 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct call);
+} verbs_calls SEC(".maps");
+
+static __always_inline __u64 rd64(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+static __always_inline __u32 rd32(__u64 addr)
+{
+	__u32 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (const void *)addr);
+	return v;
+}
+
+/*
+ * The kernel's index of the device behind a context; RDT_NO_DEV if the
+ * name is not one the loader saw.
+ */
+static __always_inline __u32 ctx_dev(__u64 ctx)
+{
+	struct ctx_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .ctx = ctx };
+	char name[NAME_MAX_LEN] = {};
+	__u64 h = 0xcbf29ce484222325ull;
+	__u32 *v, dev = RDT_NO_DEV;
+	__u64 device;
+
+	v = bpf_map_lookup_elem(&verbs_ctx, &k);
+	if (v)
+		return *v;
+	device = rd64(ctx + ctx_device);
+	if (device && bpf_probe_read_user_str(name, sizeof(name),
+					      (const void *)(device + dev_name)) > 0) {
+		bool end = false;
+
+#pragma unroll
+		for (int i = 0; i < NAME_MAX_LEN; i++) {
+			end |= !name[i];
+			if (!end)
+				h = (h ^ (__u8)name[i]) * 0x100000001b3ull;
+		}
+		v = bpf_map_lookup_elem(&verbs_devs, &h);
+		if (v)
+			dev = *v;
+	}
+	bpf_map_update_elem(&verbs_ctx, &k, &dev, BPF_ANY);
+	return dev;
+}
+
+static __always_inline __u64 sge_total(__u64 sg, __u32 n)
+{
+	__u64 total = 0;
+
+	__u64 stride = sge_size, at = sg + sge_len;
+
+#pragma unroll
+	for (int i = 0; i < MAX_SGE; i++) {
+		if (i < n)
+			total += rd32(at);
+		at += stride;
+	}
+	return total;
+}
+
+static __always_inline void save_call(struct call *c)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_update_elem(&verbs_calls, &tid, c, BPF_ANY);
+}
+
+static __always_inline void *verbs_reserve(__u32 size, __u16 type, __u64 ts, __u32 dev)
+{
+	struct rdt_hdr *h = rdt_reserve(size, type, ts, dev);
+
+	if (h)
+		h->source = RDT_SRC_VERBS;
+	return h;
+}
+
+/* One WR of a list, for bpf_loop(): c->list is the next to read. */
+static int send_wr(__u32 i, struct call *c)
+{
+	struct rdt_ev_post_send *e;
+	__u64 w = c->list;
+	__u32 nsge;
+
+	if (!w)
+		return 1;
+	nsge = rd32(w + swr_nsge);
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_SEND, c->ts, c->dev);
+	if (e) {
+		e->wr_id = rd64(w);
+		e->qpn = c->id;
+		e->ret = 0;
+		e->opcode = rd32(w + swr_opcode);
+		e->bad = 0;
+		e->send_flags = rd32(w + swr_flags);
+		e->num_sge = nsge;
+		e->index = i;
+		e->imm = rd32(w + swr_imm);
+		e->total_len = sge_total(rd64(w + swr_sg), nsge);
+		/* RDMA write/read and atomics: wr.rdma / wr.atomic */
+		if (e->opcode <= 6 && e->opcode != 2 && e->opcode != 3) {
+			e->remote_addr = rd64(w + swr_raddr);
+			e->rkey = rd32(w + swr_rkey);
+		} else {
+			e->remote_addr = 0;
+			e->rkey = 0;
+		}
+		rdt_submit(e);
+	}
+	c->nr = i + 1;
+	c->list = rd64(w + swr_next);
+	return 0;
+}
+
+static int recv_wr(__u32 i, struct call *c)
+{
+	struct rdt_ev_post_recv *e;
+	__u64 w = c->list;
+	__u32 nsge;
+
+	if (!w)
+		return 1;
+	nsge = rd32(w + rwr_nsge);
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_RECV, c->ts, c->dev);
+	if (e) {
+		e->wr_id = rd64(w);
+		e->total_len = sge_total(rd64(w + rwr_sg), nsge);
+		e->qpn = c->srq ? 0 : c->id;
+		e->srq_id = c->srq ? c->id : 0;
+		e->ret = 0;
+		e->num_sge = nsge;
+		e->srq = c->srq;
+		e->bad = 0;
+		e->index = i;
+		e->pad0 = 0;
+		e->pad1 = 0;
+		rdt_submit(e);
+	}
+	c->nr = i + 1;
+	c->list = rd64(w + rwr_next);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_post_send, void *qp, void *wr, void *bad)
+{
+	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
+			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_SEND };
+
+	c.dev = ctx_dev(rd64((__u64)qp + qp_context));
+	c.id = rd32((__u64)qp + qp_num);
+	bpf_loop(MAX_WR, send_wr, &c, 0);
+	c.list = (__u64)wr;	/* the return walks it again to find bad_wr */
+	save_call(&c);
+	return 0;
+}
+
+static __always_inline int post_recv(void *obj, void *wr, void *bad, bool srq)
+{
+	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
+			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_RECV, .srq = srq };
+
+	if (srq) {
+		c.dev = ctx_dev(rd64((__u64)obj + srq_context));
+		c.id = rd32((__u64)obj + srq_handle);
+	} else {
+		c.dev = ctx_dev(rd64((__u64)obj + qp_context));
+		c.id = rd32((__u64)obj + qp_num);
+	}
+	bpf_loop(MAX_WR, recv_wr, &c, 0);
+	c.list = (__u64)wr;
+	save_call(&c);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_post_recv, void *qp, void *wr, void *bad)
+{
+	return post_recv(qp, wr, bad, false);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_post_srq_recv, void *srq, void *wr, void *bad)
+{
+	return post_recv(srq, wr, bad, true);
+}
+
+struct find_bad {
+	__u64 w, bad;
+	__u32 next, i;
+};
+
+static int find_bad_wr(__u32 i, struct find_bad *f)
+{
+	f->i = i;
+	if (!f->w || f->w == f->bad)
+		return 1;
+	f->w = rd64(f->w + f->next);
+	return 0;
+}
+
+/* A post's return: nothing unless it failed; then which WR it names. */
+SEC("uretprobe")
+int BPF_KRETPROBE(verbs_post_ret, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct rdt_ev_post_fail *e;
+	struct call *c;
+	__u64 bad, w;
+	int i;
+
+	c = bpf_map_lookup_elem(&verbs_calls, &tid);
+	if (!c)
+		return 0;
+	if (!ret || c->type == RDT_EV_VERBS_WC) {
+		bpf_map_delete_elem(&verbs_calls, &tid);
+		return 0;
+	}
+	bad = c->bad ? rd64(c->bad) : 0;
+	{
+		struct find_bad f = { .w = c->list, .bad = bad,
+				      .next = c->type == RDT_EV_VERBS_POST_SEND ?
+					      swr_next : rwr_next };
+
+		bpf_loop(MAX_WR, find_bad_wr, &f, 0);
+		w = f.w;
+		i = f.i;
+	}
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_FAIL, bpf_ktime_get_ns(), c->dev);
+	if (e) {
+		e->qpn = c->srq ? 0 : c->id;
+		e->srq_id = c->srq ? c->id : 0;
+		/* providers return an errno value; the module's records -errno */
+		e->ret = ret > 0 ? -ret : ret;
+		e->post_type = c->type;	/* VERBS_POST_SEND or _RECV here */
+		e->nr_wr = c->nr;
+		e->bad_index = bad && w == bad ? i : RDT_BAD_INDEX_UNKNOWN;
+		e->srq = c->srq;
+		e->pad0 = 0;
+		e->pad1 = 0;
+		rdt_submit(e);
+	}
+	bpf_map_delete_elem(&verbs_calls, &tid);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_poll_cq, void *cq, int num, void *wc)
+{
+	struct call c = { .list = (__u64)wc, .type = RDT_EV_VERBS_WC };
+
+	c.nr = num > 0 ? num : 0;
+	c.dev = ctx_dev(rd64((__u64)cq + cq_context));
+	c.id = rd32((__u64)cq + cq_handle);
+	save_call(&c);
+	return 0;
+}
+
+static int one_wc(__u32 i, struct call *c)
+{
+	struct rdt_ev_poll_cq_wc *e;
+	__u64 w = c->list + (__u64)i * wc_size;
+
+	if ((int)i >= (int)c->polled || i >= c->nr)
+		return 1;
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_WC, c->ts, c->dev);
+	if (!e)
+		return 0;
+	e->wr_id = rd64(w);
+	e->cq_id = c->id;
+	e->status = rd32(w + wc_status);
+	e->opcode = rd32(w + wc_opcode);
+	e->byte_len = rd32(w + wc_len);
+	e->qpn = rd32(w + wc_qpn);
+	e->src_qp = rd32(w + wc_srcqp);
+	e->wc_flags = rd32(w + wc_flags);
+	e->imm = rd32(w + wc_imm);
+	e->vendor_err = rd32(w + wc_vendor);
+	e->index = i;
+	e->poll_requested = 0;
+	rdt_submit(e);
+	return 0;
+}
+
+/* Each completion the poll returned, stamped at its return. */
+SEC("uretprobe")
+int BPF_KRETPROBE(verbs_poll_cq_ret, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 ts = bpf_ktime_get_ns();
+	struct call *c;
+
+	c = bpf_map_lookup_elem(&verbs_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->type != RDT_EV_VERBS_WC) {
+		bpf_map_delete_elem(&verbs_calls, &tid);
+		return 0;
+	}
+	{
+		/* 6.1's bpf_loop() takes a stack pointer for its context only */
+		struct call cc = *c;
+
+		cc.ts = ts;
+		cc.polled = ret;
+		bpf_loop(MAX_WC, one_wc, &cc, 0);
+	}
+	bpf_map_delete_elem(&verbs_calls, &tid);
+	return 0;
+}

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * --stuck: where is it stuck.  Per QP (host, dev, qpn), the send work
+ * requests posted and not yet completed, from every source that sees them
+ * (the module's posts and polls, --verbs' userspace posts and polls,
+ * rxe's CQEs), with what explains a wait: the QP's state and peer, its
+ * last completion, the rxe retries since, a completion with an error.
+ *
+ * A send, read or write without completion for longer than the limit is
+ * a hang; receive WRs waiting for traffic are not, by themselves, and are
+ * only counted.  The report is printed when the set of stuck QPs or the
+ * oldest WR of one changes, and once more ("moving") when none is stuck.
+ *
+ * Completion order: a QP's send queue completes in post order, so a send
+ * completion retires its WR and every older one (unsignaled WRs never
+ * complete on their own).  A completion whose wr_id is not outstanding is
+ * a second view of one already retired (rxe's CQE, then the poll that
+ * returns it), or of a post made before tracing began.
+ *
+ * Memory is bounded: RDT_STUCK_MAX_QPS QPs and RDT_STUCK_MAX_WRS
+ * outstanding sends per QP.  A post beyond either is not kept and is
+ * counted (dropped_qps, dropped_wrs); the report says so.  A QP whose
+ * queue overflowed retires everything at its next send completion that
+ * matches nothing kept, since that completion is newer than all of them.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define RDT_STUCK_MAX_QPS	65536
+#define RDT_STUCK_MAX_WRS	4096
+#define NS			1000000000ull
+
+struct swr {
+	uint64_t ts, wr_id, len;
+	uint8_t opcode;
+};
+
+struct sqp {
+	bool used, dead;	/* dead: destroyed, skipped until a rehash */
+	uint32_t host, dev, qpn, pid;
+	char comm[16], devname[RDT_NAME_LEN + 1];
+	uint8_t state;		/* enum ib_qp_state; 0xff: not seen */
+	uint32_t dest_qpn;
+	struct swr *q;		/* ring of outstanding sends */
+	uint32_t head, n, cap;
+	bool overflowed;
+	uint64_t recvs;		/* receives outstanding (not a hang) */
+	uint64_t last_cqe;	/* last completion of any kind, 0: none */
+	uint64_t retries;	/* rxe retries since the last send completion */
+	uint64_t dropped_wrs;
+	struct {
+		uint64_t ts, wr_id;
+		uint32_t status, vendor_err;
+	} err;			/* first completion with an error; ts 0: none */
+	bool reported;		/* in the last report */
+	uint64_t reported_wr_ts;
+};
+
+struct rdt_stuck {
+	uint64_t limit;
+	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
+	size_t cap, n;		/* n: used slots, dead ones included */
+	uint64_t dropped_qps;
+	bool stuck;		/* the last check found something stuck */
+	uint64_t since;		/* when it was first seen stuck */
+	uint64_t episodes;
+};
+
+RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
+{
+	struct rdt_stuck *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->limit = limit_ns ? limit_ns : 1;
+	return s;
+}
+
+RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->qps[i].q);
+	free(s->qps);
+	free(s);
+}
+
+static size_t qhash(uint32_t host, uint32_t dev, uint32_t qpn)
+{
+	uint64_t h = ((uint64_t)host << 48 ^ (uint64_t)dev << 32 ^ qpn) *
+		     0x9e3779b97f4a7c15ull;
+
+	return h ^ h >> 29;
+}
+
+/* Rehash the live QPs into a table of @cap slots. */
+static bool rehash(struct rdt_stuck *s, size_t cap)
+{
+	struct sqp *t = calloc(cap, sizeof(*t));
+	size_t n = 0;
+
+	if (!t)
+		return false;
+	for (size_t j = 0; j < s->cap; j++) {
+		struct sqp *q = &s->qps[j];
+		size_t i;
+
+		if (!q->used)
+			continue;
+		if (q->dead) {
+			free(q->q);
+			continue;
+		}
+		i = qhash(q->host, q->dev, q->qpn) & (cap - 1);
+		while (t[i].used)
+			i = (i + 1) & (cap - 1);
+		t[i] = *q;
+		n++;
+	}
+	free(s->qps);
+	s->qps = t;
+	s->cap = cap;
+	s->n = n;
+	return true;
+}
+
+/* The live QP of (host, dev, qpn); made when @make; NULL when full. */
+static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
+			   uint32_t qpn, bool make)
+{
+	size_t i, mask;
+
+	if (make && s->n * 2 >= s->cap) {
+		size_t live = 0, cap;
+
+		for (size_t j = 0; j < s->cap; j++)
+			live += s->qps[j].used && !s->qps[j].dead;
+		cap = !s->cap ? 256 : live * 4 > s->cap ? s->cap * 2 : s->cap;
+		if (live >= RDT_STUCK_MAX_QPS || !rehash(s, cap)) {
+			s->dropped_qps++;
+			return NULL;
+		}
+	}
+	if (!s->cap)
+		return NULL;
+	mask = s->cap - 1;
+	for (i = qhash(host, dev, qpn) & mask;; i = (i + 1) & mask) {
+		struct sqp *q = &s->qps[i];
+
+		if (!q->used)
+			break;
+		if (!q->dead && q->host == host && q->dev == dev &&
+		    q->qpn == qpn)
+			return q;
+	}
+	if (!make)
+		return NULL;
+	s->qps[i] = (struct sqp){ .used = true, .host = host, .dev = dev,
+				  .qpn = qpn, .state = 0xff };
+	s->n++;
+	return &s->qps[i];
+}
+
+static void qp_who(struct sqp *q, const struct rdt_event *ev)
+{
+	q->pid = ev->rec.hdr.pid;
+	if (ev->comm && *ev->comm)
+		snprintf(q->comm, sizeof(q->comm), "%s", ev->comm);
+	if (ev->devname && *ev->devname)
+		snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
+}
+
+static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_post_send *p = &ev->rec.post_send;
+	struct sqp *q;
+
+	if (p->ret || p->bad)
+		return;
+	q = qp_find(s, ev->host, p->hdr.dev, p->qpn, true);
+	if (!q)
+		return;
+	qp_who(q, ev);
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 8;
+		struct swr *n;
+
+		if (q->cap >= RDT_STUCK_MAX_WRS ||
+		    !(n = malloc(cap * sizeof(*n)))) {
+			q->dropped_wrs++;
+			q->overflowed = true;
+			return;
+		}
+		for (uint32_t i = 0; i < q->n; i++)
+			n[i] = q->q[(q->head + i) % q->cap];
+		free(q->q);
+		q->q = n;
+		q->head = 0;
+		q->cap = cap;
+	}
+	if (!q->n)
+		q->retries = 0;
+	q->q[(q->head + q->n) % q->cap] = (struct swr){ ev->ts, p->wr_id,
+		p->total_len, p->opcode };
+	q->n++;
+}
+
+/*
+ * A failed post's WRs from bad_index on were not posted: they were kept
+ * as the newest of the queue, stamped with the call's time; take back the
+ * newest (n_wrs - bad_index) of that stamp.
+ */
+static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_post_fail *f = &ev->rec.post_fail;
+	struct sqp *q;
+	uint32_t undo;
+
+	if ((f->post_type != RDT_EV_POST_SEND &&
+	     f->post_type != RDT_EV_VERBS_POST_SEND) ||
+	    f->bad_index == RDT_BAD_INDEX_UNKNOWN || f->bad_index >= f->nr_wr)
+		return;
+	q = qp_find(s, ev->host, f->hdr.dev, f->qpn, false);
+	if (!q)
+		return;
+	undo = f->nr_wr - f->bad_index;
+	while (undo-- && q->n &&
+	       q->q[(q->head + q->n - 1) % q->cap].ts <= ev->ts)
+		q->n--;
+}
+
+static void send_done(struct sqp *q, uint64_t wr_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < q->n; i++)
+		if (q->q[(q->head + i) % q->cap].wr_id == wr_id)
+			break;
+	if (i == q->n) {
+		if (!q->overflowed)
+			return;		/* a second view, or before tracing */
+		i = q->n - 1;		/* newer than all kept */
+		q->overflowed = false;
+	}
+	q->head = (q->head + i + 1) % q->cap;
+	q->n -= i + 1;
+	q->retries = 0;
+}
+
+static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
+		       uint32_t qpn, uint64_t wr_id, uint32_t status,
+		       uint32_t opcode, uint32_t vendor_err)
+{
+	struct sqp *q = qp_find(s, ev->host, ev->rec.hdr.dev, qpn, false);
+
+	if (!q)
+		return;
+	q->last_cqe = ev->ts;
+	if (status && !q->err.ts) {
+		q->err.ts = ev->ts;
+		q->err.wr_id = wr_id;
+		q->err.status = status;
+		q->err.vendor_err = vendor_err;
+	}
+	if (opcode & 128) {		/* IB_WC_RECV*: a receive */
+		if (q->recvs)
+			q->recvs--;
+		return;
+	}
+	if (q->n)
+		send_done(q, wr_id);
+}
+
+RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	struct sqp *q;
+
+	switch (r->hdr.type) {
+	case RDT_EV_POST_SEND:
+	case RDT_EV_VERBS_POST_SEND:
+		post_send(s, ev);
+		break;
+	case RDT_EV_POST_RECV:
+	case RDT_EV_VERBS_POST_RECV:
+		if (r->post_recv.ret || r->post_recv.bad)
+			break;
+		q = qp_find(s, ev->host, r->hdr.dev, r->post_recv.qpn, true);
+		if (q) {
+			qp_who(q, ev);
+			q->recvs++;
+		}
+		break;
+	case RDT_EV_POST_FAIL:
+	case RDT_EV_VERBS_POST_FAIL:
+		post_fail(s, ev);
+		break;
+	case RDT_EV_POLL_CQ_WC:
+	case RDT_EV_VERBS_WC:
+		completion(s, ev, r->wc.qpn, r->wc.wr_id, r->wc.status,
+			   r->wc.opcode, r->wc.vendor_err);
+		break;
+	case RDT_EV_RXE_CQE:
+		completion(s, ev, r->rxe_cqe.qpn, r->rxe_cqe.wr_id,
+			   r->rxe_cqe.status, r->rxe_cqe.opcode, 0);
+		break;
+	case RDT_EV_QP_CREATE:
+		q = qp_find(s, ev->host, r->hdr.dev, r->qp_create.qpn, true);
+		if (q) {
+			qp_who(q, ev);
+			q->state = 0;	/* IB_QPS_RESET */
+		}
+		break;
+	case RDT_EV_QP_MODIFY:
+		if (r->qp_modify.ret)
+			break;
+		q = qp_find(s, ev->host, r->hdr.dev, r->qp_modify.qpn, true);
+		if (!q)
+			break;
+		qp_who(q, ev);
+		q->state = r->qp_modify.cur_state;
+		if (r->qp_modify.attr_mask & (1u << 20))	/* IB_QP_DEST_QPN */
+			q->dest_qpn = r->qp_modify.dest_qpn;
+		break;
+	case RDT_EV_QP_DESTROY:
+		q = qp_find(s, ev->host, r->hdr.dev, r->qp_destroy.qpn, false);
+		if (q && !r->qp_destroy.ret) {
+			free(q->q);
+			q->q = NULL;
+			q->n = q->cap = 0;
+			q->dead = true;	/* its qpn may come back: a new QP */
+		}
+		break;
+	case RDT_EV_RXE_RETRY:
+		q = qp_find(s, ev->host, r->hdr.dev, r->rxe_retry.qpn, false);
+		if (q && q->n)
+			q->retries++;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- the report ------------------------------------------------------- */
+
+struct hit {
+	struct sqp *q;
+	uint64_t age;		/* of its oldest outstanding send */
+};
+
+static int hit_cmp(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+
+	return x->age < y->age ? 1 : x->age > y->age ? -1 : 0;
+}
+
+/* The QPs with a send outstanding for at least @min at @now, oldest
+ * first; *n their number.  NULL with *n 0 when none (or no memory). */
+static struct hit *collect(struct rdt_stuck *s, uint64_t now, uint64_t min,
+			   size_t *n)
+{
+	struct hit *v = NULL;
+	size_t k = 0, cap = 0;
+
+	for (size_t i = 0; i < s->cap; i++) {
+		struct sqp *q = &s->qps[i];
+		uint64_t ts;
+
+		if (!q->used || q->dead || !q->n)
+			continue;
+		ts = q->q[q->head].ts;
+		if (now < ts || now - ts < min)
+			continue;
+		if (k == cap) {
+			struct hit *t = realloc(v, (cap = cap ? 2 * cap : 16) *
+						sizeof(*v));
+			if (!t)
+				break;
+			v = t;
+		}
+		v[k++] = (struct hit){ q, now - ts };
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), hit_cmp);
+	*n = k;
+	return v;
+}
+
+static const char *host_of(const struct rdt_reader *r, uint32_t host,
+			   char *buf, size_t len)
+{
+	return r ? rdt_reader_host_label(r, host, buf, len) : "-";
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / NS;
+}
+
+/* The QP on another host (a merged trace) whose peer is @q and @q's. */
+static const struct sqp *peer_of(const struct rdt_stuck *s,
+				 const struct sqp *q)
+{
+	if (!q->dest_qpn)
+		return NULL;
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *p = &s->qps[i];
+
+		if (p->used && !p->dead && p->qpn == q->dest_qpn &&
+		    p->dest_qpn == q->qpn && p != q)
+			return p;
+	}
+	return NULL;
+}
+
+static void print_cause(const struct rdt_stuck *s, const struct hit *h,
+			uint64_t now, FILE *o)
+{
+	const struct sqp *q = h->q, *p = peer_of(s, q);
+	const struct swr *w = &q->q[q->head];
+	const char *op = rdt_wr_opcode_name(w->opcode);
+
+	fprintf(o, "stuck: cause: ");
+	if (q->err.ts) {
+		fprintf(o, "qp=0x%x completed wr_id=0x%" PRIx64 " with %s (vendor_err %u) %.1f s ago: the QP is in error, its %u outstanding send WRs will not complete\n",
+			q->qpn, q->err.wr_id, rdt_wc_status_name(q->err.status),
+			q->err.vendor_err, secs(now - q->err.ts), q->n);
+	} else if (q->retries) {
+		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; rxe retried %" PRIu64 " times since: packets are lost, or the peer QP 0x%x",
+			q->qpn, op ? op : "WR", w->wr_id, secs(h->age),
+			q->retries, q->dest_qpn);
+		if (p)
+			fprintf(o, " (pid %u)", p->pid);
+		fprintf(o, " is gone\n");
+	} else if (q->state != 0xff && q->state != 3) {	/* IB_QPS_RTS */
+		fprintf(o, "qp=0x%x is in state %s with %u send WRs outstanding for %.1f s\n",
+			q->qpn, rdt_qp_state_name(q->state), q->n, secs(h->age));
+	} else {
+		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s with no completion and no retry traced (rxe's retries show with --rxe)\n",
+			q->qpn, op ? op : "WR", w->wr_id, secs(h->age));
+	}
+}
+
+static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
+		     const struct hit *h, uint64_t now, FILE *o)
+{
+	const struct sqp *q = h->q, *p = peer_of(s, q);
+	const struct swr *w = &q->q[q->head];
+	const char *op = rdt_wr_opcode_name(w->opcode);
+	char hb[80], pb[80];
+
+	fprintf(o, "stuck: qp host=%s pid=%u comm=%s dev=%s qpn=0x%x state=%s dest_qpn=0x%x",
+		host_of(r, q->host, hb, sizeof(hb)), q->pid, *q->comm ? q->comm : "-",
+		*q->devname ? q->devname : "-", q->qpn,
+		q->state == 0xff ? "-" : rdt_qp_state_name(q->state),
+		q->dest_qpn);
+	if (p)
+		fprintf(o, " peer_host=%s peer_pid=%u",
+			host_of(r, p->host, pb, sizeof(pb)), p->pid);
+	fprintf(o, " outstanding=%u oldest_wr_id=0x%" PRIx64 " opcode=%s length=%" PRIu64 " age=%.3f recv_outstanding=%" PRIu64,
+		q->n, w->wr_id, op ? op : "?", w->len, secs(h->age),
+		q->recvs);
+	if (q->last_cqe)
+		fprintf(o, " last_completion_age=%.3f",
+			secs(now > q->last_cqe ? now - q->last_cqe : 0));
+	else
+		fprintf(o, " last_completion_age=-");
+	fprintf(o, " retries=%" PRIu64, q->retries);
+	if (q->err.ts)
+		fprintf(o, " error=%s", rdt_wc_status_name(q->err.status));
+	if (q->dropped_wrs)
+		fprintf(o, " dropped_wrs=%" PRIu64, q->dropped_wrs);
+	fputc('\n', o);
+}
+
+static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
+			 const struct hit *v, size_t n, uint64_t now,
+			 const char *why, FILE *o)
+{
+	fprintf(o, "stuck: report %s at %.3f: %zu QPs with a send WR outstanding over %.1f s",
+		why, secs(now), n, secs(s->limit));
+	if (s->stuck || strcmp(why, "asked"))
+		fprintf(o, " (stuck since %.3f)", secs(s->since));
+	fputc('\n', o);
+	if (n)
+		print_cause(s, &v[0], now, o);
+	for (size_t i = 0; i < n; i++)
+		print_qp(s, r, &v[i], now, o);
+	if (s->dropped_qps)
+		fprintf(o, "stuck: dropped_qps=%" PRIu64 " (QPs not tracked: over %d)\n",
+			s->dropped_qps, RDT_STUCK_MAX_QPS);
+	fflush(o);
+}
+
+RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
+			       uint64_t now, FILE *o)
+{
+	size_t n;
+	struct hit *v = collect(s, now, s->limit, &n);
+	bool changed = false;
+
+	/* The picture changed: a QP newly stuck, or its oldest WR another. */
+	for (size_t i = 0; i < n; i++) {
+		struct sqp *q = v[i].q;
+		uint64_t ts = q->q[q->head].ts;
+
+		if (!q->reported || q->reported_wr_ts != ts)
+			changed = true;
+	}
+	for (size_t i = 0; i < s->cap; i++) {
+		struct sqp *q = &s->qps[i];
+
+		if (q->used && q->reported && !q->dead && q->n &&
+		    now >= q->q[q->head].ts &&
+		    now - q->q[q->head].ts >= s->limit)
+			continue;
+		if (q->reported)
+			changed = true;	/* it moved, or went */
+		q->reported = false;
+	}
+	if (n && changed) {
+		if (!s->stuck) {	/* since its oldest WR passed the limit */
+			s->since = v[0].q->q[v[0].q->head].ts + s->limit;
+			s->episodes++;
+		}
+		print_report(s, r, v, n, now, s->stuck ? "changed" : "new", o);
+		for (size_t i = 0; i < n; i++) {
+			v[i].q->reported = true;
+			v[i].q->reported_wr_ts = v[i].q->q[v[i].q->head].ts;
+		}
+	} else if (!n && s->stuck) {
+		fprintf(o, "stuck: moving at %.3f: no send WR outstanding over %.1f s (stuck for %.1f s)\n",
+			secs(now), secs(s->limit), secs(now - s->since));
+		fflush(o);
+	}
+	s->stuck = n > 0;
+	free(v);
+	return s->stuck;
+}
+
+RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
+				uint64_t now, FILE *o)
+{
+	size_t n;
+	struct hit *v = collect(s, now, 0, &n);
+
+	print_report(s, r, v, n, now, "asked", o);
+	free(v);
+}
+
+RDT_EXPORT uint64_t rdt_stuck_episodes(const struct rdt_stuck *s)
+{
+	return s->episodes;
+}
