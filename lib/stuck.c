@@ -17,6 +17,15 @@
  * a second view of one already retired (rxe's CQE, then the poll that
  * returns it), or of a post made before tracing began.
  *
+ * A collective (the USDT coll_begin/coll_end marks of rdma-ring-allreduce)
+ * begun and not ended for longer than the limit is stuck too, and names
+ * its job's ranks: those waiting in it, those that never began it, and
+ * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
+ * busy outside RDMA leaves its peers' receives waiting with no send
+ * outstanding anywhere, and silence does not single it out (its peers,
+ * asleep on their completion channels, trace nothing either): what does
+ * is the completions rxe made on its QPs that it has not polled.
+ *
  * Memory is bounded: RDT_STUCK_MAX_QPS QPs and RDT_STUCK_MAX_WRS
  * outstanding sends per QP.  A post beyond either is not kept and is
  * counted (dropped_qps, dropped_wrs); the report says so.  A QP whose
@@ -31,6 +40,7 @@
 
 #define RDT_STUCK_MAX_QPS	65536
 #define RDT_STUCK_MAX_WRS	4096
+#define RDT_STUCK_MAX_RANKS	4096
 #define NS			1000000000ull
 
 struct swr {
@@ -47,8 +57,17 @@ struct sqp {
 	struct swr *q;		/* ring of outstanding sends */
 	uint32_t head, n, cap;
 	bool overflowed;
-	uint64_t recvs;		/* receives outstanding (not a hang) */
+	/* Receives outstanding (not a hang): approximate, as a receive seen
+	 * completed twice (rxe's CQE and the poll) counts down twice. */
+	uint64_t recvs;
 	uint64_t last_cqe;	/* last completion of any kind, 0: none */
+	/*
+	 * rxe's CQEs not yet polled: the device completed them, the process
+	 * has not taken them.  Counted only once a poll of the QP was seen
+	 * (a trace without the polls would count forever).
+	 */
+	uint64_t unpolled, unpolled_since;
+	bool polls_seen;
 	uint64_t retries;	/* rxe retries since the last send completion */
 	uint64_t dropped_wrs;
 	struct {
@@ -59,8 +78,24 @@ struct sqp {
 	uint64_t reported_wr_ts;
 };
 
+/* A process that marks collectives (one rank of a job). */
+struct srank {
+	uint32_t host, pid;
+	int32_t rank, nranks;
+	char comm[16];
+	uint32_t op;
+	uint64_t last_ev;	/* its last event of any kind */
+	uint64_t seq, begun;	/* the open collective; begun 0: none */
+	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
+	bool reported;
+	uint64_t reported_seq;
+};
+
 struct rdt_stuck {
 	uint64_t limit;
+	struct srank *ranks;
+	size_t nranks, capranks, hint;	/* hint: the last rank found */
+	uint64_t dropped_ranks;
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
 	uint64_t dropped_qps;
@@ -85,6 +120,7 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
+	free(s->ranks);
 	free(s);
 }
 
@@ -211,7 +247,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 /*
  * A failed post's WRs from bad_index on were not posted: they were kept
  * as the newest of the queue, stamped with the call's time; take back the
- * newest (n_wrs - bad_index) of that stamp.
+ * newest (nr_wr - bad_index) of that stamp.
  */
 static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 {
@@ -258,6 +294,14 @@ static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
 
 	if (!q)
 		return;
+	if (ev->rec.hdr.type == RDT_EV_RXE_CQE) {
+		if (!q->unpolled++)
+			q->unpolled_since = ev->ts;
+	} else {
+		q->polls_seen = true;
+		if (q->unpolled && !--q->unpolled)
+			q->unpolled_since = 0;
+	}
 	q->last_cqe = ev->ts;
 	if (status && !q->err.ts) {
 		q->err.ts = ev->ts;
@@ -274,12 +318,74 @@ static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
 		send_done(q, wr_id);
 }
 
+/* The rank entry of (host, pid); made when @make.  Few (one per rank of
+ * the jobs in the trace): a linear table, the last hit checked first. */
+static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
+			       uint32_t pid, bool make)
+{
+	struct srank *k;
+
+	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
+	    s->ranks[s->hint].host == host)
+		return &s->ranks[s->hint];
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
+			return &s->ranks[s->hint = i];
+	if (!make)
+		return NULL;
+	if (s->nranks == s->capranks) {
+		size_t cap = s->capranks ? 2 * s->capranks : 16;
+
+		if (cap > RDT_STUCK_MAX_RANKS ||
+		    !(k = realloc(s->ranks, cap * sizeof(*k)))) {
+			s->dropped_ranks++;
+			return NULL;
+		}
+		s->ranks = k;
+		s->capranks = cap;
+	}
+	k = &s->ranks[s->hint = s->nranks++];
+	*k = (struct srank){ .host = host, .pid = pid };
+	return k;
+}
+
+static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
+	struct srank *k = rank_find(s, ev->host, m->hdr.pid, true);
+
+	if (!k)
+		return;
+	k->rank = m->rank;
+	k->nranks = m->nranks;
+	k->op = m->op;
+	k->last_ev = ev->ts;
+	if (ev->comm && *ev->comm)
+		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
+	if (m->phase == 0) {
+		k->seq = m->seq;
+		k->begun = ev->ts ? ev->ts : 1;
+	} else if (k->begun && k->seq == m->seq) {
+		k->begun = 0;
+		k->last_seq = m->seq + 1;
+	}
+}
+
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
 	struct sqp *q;
 
+	if (s->nranks && r->hdr.type != RDT_EV_COLL_MARK) {
+		struct srank *k = rank_find(s, ev->host, r->hdr.pid, false);
+
+		if (k && ev->ts > k->last_ev)
+			k->last_ev = ev->ts;
+	}
 	switch (r->hdr.type) {
+	case RDT_EV_COLL_MARK:
+		coll_mark(s, ev);
+		break;
 	case RDT_EV_POST_SEND:
 	case RDT_EV_VERBS_POST_SEND:
 		post_send(s, ev);
@@ -308,6 +414,8 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 			   r->rxe_cqe.status, r->rxe_cqe.opcode, 0);
 		break;
 	case RDT_EV_QP_CREATE:
+		if (r->qp_create.ret)
+			break;
 		q = qp_find(s, ev->host, r->hdr.dev, r->qp_create.qpn, true);
 		if (q) {
 			qp_who(q, ev);
@@ -470,6 +578,8 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	else
 		fprintf(o, " last_completion_age=-");
 	fprintf(o, " retries=%" PRIu64, q->retries);
+	if (q->polls_seen && q->unpolled)
+		fprintf(o, " unpolled=%" PRIu64, q->unpolled);
 	if (q->err.ts)
 		fprintf(o, " error=%s", rdt_wc_status_name(q->err.status));
 	if (q->dropped_wrs)
@@ -477,19 +587,182 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	fputc('\n', o);
 }
 
+/* A rank waiting in a collective for at least @min at @now. */
+static bool coll_waiting(const struct srank *k, uint64_t now, uint64_t min)
+{
+	return k->begun && now >= k->begun && now - k->begun >= min;
+}
+
+static size_t stuck_colls(const struct rdt_stuck *s, uint64_t now,
+			  uint64_t min)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nranks; i++)
+		n += coll_waiting(&s->ranks[i], now, min);
+	return n;
+}
+
+static const char *coll_op(uint32_t op)
+{
+	return op == 1 ? "allreduce" : "collective";
+}
+
+static uint64_t quiet(const struct srank *k, uint64_t now)
+{
+	return now > k->last_ev ? now - k->last_ev : 0;
+}
+
+/* The rank's QPs' completions rxe made and it has not polled: how many,
+ * and since when (the oldest); 0 when none. */
+static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
+			      uint64_t *since)
+{
+	uint64_t n = 0;
+
+	*since = 0;
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *q = &s->qps[i];
+
+		if (!q->used || q->dead || !q->polls_seen || !q->unpolled ||
+		    q->pid != k->pid || q->host != k->host)
+			continue;
+		n += q->unpolled;
+		if (!*since || q->unpolled_since < *since)
+			*since = q->unpolled_since;
+	}
+	return n;
+}
+
+/* Where a rank is in its run of collectives: the one it is in, else the
+ * next it will begin. */
+static uint64_t position(const struct srank *k)
+{
+	return k->begun ? k->seq : k->last_seq;
+}
+
+/*
+ * Why the oldest waiting rank's job is stuck, in order of how much each
+ * sign says: a rank that has not polled what rxe completed for it (past
+ * half the limit: it is not running), a rank behind the others (still in,
+ * or not yet at, a collective they are past), a rank quiet past the
+ * limit, else every rank waits in the same collective.  The job: the
+ * ranks with the waiting rank's nranks.
+ */
+static bool coll_cause(const struct rdt_stuck *s, uint64_t now, FILE *o)
+{
+	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
+	uint64_t np_n = 0, np_since = 0, front = 0;
+	char waiting[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < s->nranks; i++)
+		if (coll_waiting(&s->ranks[i], now, s->limit) &&
+		    (!w || s->ranks[i].begun < w->begun))
+			w = &s->ranks[i];
+	if (!w)
+		return false;
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].nranks == w->nranks &&
+		    position(&s->ranks[i]) > front)
+			front = position(&s->ranks[i]);
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *k = &s->ranks[i];
+		uint64_t since, un;
+
+		if (k->nranks != w->nranks)
+			continue;
+		un = rank_unpolled(s, k, &since);
+		if (un && now >= since && now - since >= s->limit / 2 &&
+		    (!np || since < np_since)) {
+			np = k;
+			np_n = un;
+			np_since = since;
+		}
+		if (position(k) < front && (!late || position(k) < position(late)))
+			late = k;
+		if (!q || quiet(k, now) > quiet(q, now))
+			q = k;
+		if (k->begun && len < sizeof(waiting) - 32)
+			len += (size_t)snprintf(waiting + len, sizeof(waiting) - len,
+						"%s%d(seq %" PRIu64 ")",
+						len ? "," : "", k->rank, k->seq);
+	}
+	fprintf(o, "stuck: cause: ");
+	if (np)
+		fprintf(o, "rank %d (pid %u %s) has not polled %" PRIu64 " completions rxe made %.1f s ago: that process is stopped, or busy outside RDMA",
+			np->rank, np->pid, *np->comm ? np->comm : "-", np_n,
+			secs(now - np_since));
+	else if (late)
+		fprintf(o, "rank %d (pid %u %s) is behind: %s %s seq %" PRIu64 " while another rank is at seq %" PRIu64 "; it has traced nothing for %.1f s",
+			late->rank, late->pid, *late->comm ? late->comm : "-",
+			late->begun ? "still in" : "has not begun",
+			coll_op(w->op), position(late), front,
+			secs(quiet(late, now)));
+	else if (q && quiet(q, now) >= s->limit)
+		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
+			q->rank, q->pid, *q->comm ? q->comm : "-",
+			secs(quiet(q, now)));
+	else
+		fprintf(o, "every rank waits in %s seq %" PRIu64 ", none behind, none quiet past the limit",
+			coll_op(w->op), w->seq);
+	fprintf(o, "; waiting: ranks %s, the oldest for %.1f s\n", waiting,
+		secs(now - w->begun));
+	return true;
+}
+
+/* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
+static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
+			uint64_t now, FILE *o)
+{
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *k = &s->ranks[i];
+		char hb[80];
+
+		fprintf(o, "stuck: coll host=%s pid=%u comm=%s rank=%d nranks=%d op=%s",
+			host_of(r, k->host, hb, sizeof(hb)), k->pid,
+			*k->comm ? k->comm : "-", k->rank, k->nranks,
+			coll_op(k->op));
+		if (k->begun)
+			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
+				k->seq, secs(now >= k->begun ? now - k->begun : 0));
+		else
+			fprintf(o, " state=between last_seq=%s%" PRIu64,
+				k->last_seq ? "" : "-",
+				k->last_seq ? k->last_seq - 1 : 0);
+		fprintf(o, " quiet=%.3f", secs(quiet(k, now)));
+		{
+			uint64_t since, un = rank_unpolled(s, k, &since);
+
+			fprintf(o, " unpolled=%" PRIu64, un);
+			if (un)
+				fprintf(o, " unpolled_age=%.3f",
+					secs(now > since ? now - since : 0));
+		}
+		fputc('\n', o);
+	}
+}
+
 static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 			 const struct hit *v, size_t n, uint64_t now,
 			 const char *why, FILE *o)
 {
-	fprintf(o, "stuck: report %s at %.3f: %zu QPs with a send WR outstanding over %.1f s",
-		why, secs(now), n, secs(s->limit));
+	uint64_t min = strcmp(why, "asked") ? s->limit : 0;
+	size_t nc = stuck_colls(s, now, min);
+
+	fprintf(o, "stuck: report %s at %.3f: %zu QPs with a send WR outstanding, %zu ranks in a collective, over %.1f s",
+		why, secs(now), n, nc, secs(min));
 	if (s->stuck || strcmp(why, "asked"))
 		fprintf(o, " (stuck since %.3f)", secs(s->since));
 	fputc('\n', o);
 	if (n)
 		print_cause(s, &v[0], now, o);
+	else if (nc)
+		coll_cause(s, now, o);
 	for (size_t i = 0; i < n; i++)
 		print_qp(s, r, &v[i], now, o);
+	if (nc)
+		print_colls(s, r, now, o);
 	if (s->dropped_qps)
 		fprintf(o, "stuck: dropped_qps=%" PRIu64 " (QPs not tracked: over %d)\n",
 			s->dropped_qps, RDT_STUCK_MAX_QPS);
@@ -499,7 +772,7 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
-	size_t n;
+	size_t n, nc = 0;
 	struct hit *v = collect(s, now, s->limit, &n);
 	bool changed = false;
 
@@ -522,9 +795,30 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			changed = true;	/* it moved, or went */
 		q->reported = false;
 	}
-	if (n && changed) {
-		if (!s->stuck) {	/* since its oldest WR passed the limit */
-			s->since = v[0].q->q[v[0].q->head].ts + s->limit;
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		bool w = coll_waiting(k, now, s->limit);
+
+		if (w && (!k->reported || k->reported_seq != k->seq))
+			changed = true;
+		if (!w && k->reported)
+			changed = true;
+		k->reported = w;
+		k->reported_seq = k->seq;
+		if (w)
+			nc++;
+	}
+	if ((n || nc) && changed) {
+		if (!s->stuck) {	/* since the oldest passed the limit */
+			uint64_t t = UINT64_MAX;
+
+			if (n)
+				t = v[0].q->q[v[0].q->head].ts;
+			for (size_t i = 0; i < s->nranks; i++)
+				if (coll_waiting(&s->ranks[i], now, s->limit) &&
+				    s->ranks[i].begun < t)
+					t = s->ranks[i].begun;
+			s->since = t + s->limit;
 			s->episodes++;
 		}
 		print_report(s, r, v, n, now, s->stuck ? "changed" : "new", o);
@@ -532,12 +826,12 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			v[i].q->reported = true;
 			v[i].q->reported_wr_ts = v[i].q->q[v[i].q->head].ts;
 		}
-	} else if (!n && s->stuck) {
-		fprintf(o, "stuck: moving at %.3f: no send WR outstanding over %.1f s (stuck for %.1f s)\n",
+	} else if (!n && !nc && s->stuck) {
+		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s)\n",
 			secs(now), secs(s->limit), secs(now - s->since));
 		fflush(o);
 	}
-	s->stuck = n > 0;
+	s->stuck = n || nc;
 	free(v);
 	return s->stuck;
 }
