@@ -200,8 +200,13 @@ static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
 	return &s->qps[i];
 }
 
+/* Who owns the QP.  On every post: the names are copied only when the pid
+ * changes or they are still unknown (two snprintf()s a post were most of
+ * the tracker's cost). */
 static void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
+	if (q->pid == ev->rec.hdr.pid && q->comm[0] && q->devname[0])
+		return;
 	q->pid = ev->rec.hdr.pid;
 	if (ev->comm && *ev->comm)
 		snprintf(q->comm, sizeof(q->comm), "%s", ev->comm);
