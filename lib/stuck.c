@@ -57,8 +57,7 @@ struct sqp {
 	struct swr *q;		/* ring of outstanding sends */
 	uint32_t head, n, cap;
 	bool overflowed;
-	/* Receives outstanding (not a hang): approximate, as a receive seen
-	 * completed twice (rxe's CQE and the poll) counts down twice. */
+	/* Receives posted and not polled (not a hang by themselves). */
 	uint64_t recvs;
 	uint64_t last_cqe;	/* last completion of any kind, 0: none */
 	/*
@@ -68,7 +67,12 @@ struct sqp {
 	 */
 	uint64_t unpolled, unpolled_since;
 	bool polls_seen;
-	uint64_t retries;	/* rxe retries since the last send completion */
+	/* Its peer QP (same trace) was destroyed: when, and by which pid. */
+	uint64_t peer_gone;
+	uint32_t peer_gone_pid;
+	/* rxe's retries since the last send completion: transport (timer,
+	 * NAK) and RNR (the receiver had no receive posted). */
+	uint64_t retries, rnr;
 	uint64_t dropped_wrs;
 	struct {
 		uint64_t ts, wr_id;
@@ -243,7 +247,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 		q->cap = cap;
 	}
 	if (!q->n)
-		q->retries = 0;
+		q->retries = q->rnr = 0;
 	q->q[(q->head + q->n) % q->cap] = (struct swr){ ev->ts, p->wr_id,
 		p->total_len, p->opcode };
 	q->n++;
@@ -288,7 +292,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 	}
 	q->head = (q->head + i + 1) % q->cap;
 	q->n -= i + 1;
-	q->retries = 0;
+	q->retries = q->rnr = 0;
 }
 
 static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
@@ -315,12 +319,31 @@ static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
 		q->err.vendor_err = vendor_err;
 	}
 	if (opcode & 128) {		/* IB_WC_RECV*: a receive */
-		if (q->recvs)
+		/* Counted down by the poll that takes it, not by rxe's CQE
+		 * too: the posts come from the same sources as the polls. */
+		if (ev->rec.hdr.type != RDT_EV_RXE_CQE && q->recvs)
 			q->recvs--;
 		return;
 	}
 	if (q->n)
 		send_done(q, wr_id);
+}
+
+/* The live QP whose peer is @q and @q's: on another host of a merged
+ * trace, or another device of this one. */
+static const struct sqp *peer_of(const struct rdt_stuck *s,
+				 const struct sqp *q)
+{
+	if (!q->dest_qpn)
+		return NULL;
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *p = &s->qps[i];
+
+		if (p->used && !p->dead && p->qpn == q->dest_qpn &&
+		    p->dest_qpn == q->qpn && p != q)
+			return p;
+	}
+	return NULL;
 }
 
 /* The rank entry of (host, pid); made when @make.  Few (one per rank of
@@ -441,6 +464,12 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	case RDT_EV_QP_DESTROY:
 		q = qp_find(s, ev->host, r->hdr.dev, r->qp_destroy.qpn, false);
 		if (q && !r->qp_destroy.ret) {
+			struct sqp *p = (struct sqp *)peer_of(s, q);
+
+			if (p) {
+				p->peer_gone = ev->ts ? ev->ts : 1;
+				p->peer_gone_pid = q->pid;
+			}
 			free(q->q);
 			q->q = NULL;
 			q->n = q->cap = 0;
@@ -449,8 +478,12 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 		break;
 	case RDT_EV_RXE_RETRY:
 		q = qp_find(s, ev->host, r->hdr.dev, r->rxe_retry.qpn, false);
-		if (q && q->n)
-			q->retries++;
+		if (q && q->n) {
+			if (r->rxe_retry.kind == RDT_RXE_RNR)
+				q->rnr++;
+			else
+				q->retries++;
+		}
 		break;
 	default:
 		break;
@@ -459,9 +492,23 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 
 /* ---- the report ------------------------------------------------------- */
 
+/*
+ * Since when the QP waits, 0 if it does not: its oldest send outstanding;
+ * else, with receives posted, its peer's destruction (its process gone:
+ * nothing will ever arrive).
+ */
+static uint64_t waits_since(const struct sqp *q)
+{
+	if (q->n)
+		return q->q[q->head].ts;
+	if (q->peer_gone && q->recvs && q->state == 3)	/* IB_QPS_RTS */
+		return q->peer_gone;
+	return 0;
+}
+
 struct hit {
 	struct sqp *q;
-	uint64_t age;		/* of its oldest outstanding send */
+	uint64_t age;		/* since waits_since() */
 };
 
 static int hit_cmp(const void *a, const void *b)
@@ -483,9 +530,8 @@ static struct hit *collect(struct rdt_stuck *s, uint64_t now, uint64_t min,
 		struct sqp *q = &s->qps[i];
 		uint64_t ts;
 
-		if (!q->used || q->dead || !q->n)
+		if (!q->used || q->dead || !(ts = waits_since(q)))
 			continue;
-		ts = q->q[q->head].ts;
 		if (now < ts || now - ts < min)
 			continue;
 		if (k == cap) {
@@ -514,30 +560,22 @@ static double secs(uint64_t ns)
 	return (double)ns / NS;
 }
 
-/* The QP on another host (a merged trace) whose peer is @q and @q's. */
-static const struct sqp *peer_of(const struct rdt_stuck *s,
-				 const struct sqp *q)
-{
-	if (!q->dest_qpn)
-		return NULL;
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *p = &s->qps[i];
-
-		if (p->used && !p->dead && p->qpn == q->dest_qpn &&
-		    p->dest_qpn == q->qpn && p != q)
-			return p;
-	}
-	return NULL;
-}
-
 static void print_cause(const struct rdt_stuck *s, const struct hit *h,
 			uint64_t now, FILE *o)
 {
 	const struct sqp *q = h->q, *p = peer_of(s, q);
 	const struct swr *w = &q->q[q->head];
-	const char *op = rdt_wr_opcode_name(w->opcode);
+	const char *op;
 
 	fprintf(o, "stuck: cause: ");
+	if (q->peer_gone) {	/* whatever it waits for, nothing will come */
+		fprintf(o, "qp=0x%x (pid %u) waits for its peer QP 0x%x, destroyed %.1f s ago by pid %u: the peer process is gone (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")\n",
+			q->qpn, q->pid, q->dest_qpn,
+			secs(now > q->peer_gone ? now - q->peer_gone : 0),
+			q->peer_gone_pid, q->n, q->recvs, q->retries);
+		return;
+	}
+	op = rdt_wr_opcode_name(w->opcode);
 	if (q->err.ts) {
 		fprintf(o, "qp=0x%x completed wr_id=0x%" PRIx64 " with %s (vendor_err %u) %.1f s ago: the QP is in error, its %u outstanding send WRs will not complete\n",
 			q->qpn, q->err.wr_id, rdt_wc_status_name(q->err.status),
@@ -549,6 +587,9 @@ static void print_cause(const struct rdt_stuck *s, const struct hit *h,
 		if (p)
 			fprintf(o, " (pid %u)", p->pid);
 		fprintf(o, " is gone\n");
+	} else if (q->rnr) {
+		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; the receiver answered RNR %" PRIu64 " times: its process posts no receives (stopped, or slow)\n",
+			q->qpn, op ? op : "WR", w->wr_id, secs(h->age), q->rnr);
 	} else if (q->state != 0xff && q->state != 3) {	/* IB_QPS_RTS */
 		fprintf(o, "qp=0x%x is in state %s with %u send WRs outstanding for %.1f s\n",
 			q->qpn, rdt_qp_state_name(q->state), q->n, secs(h->age));
@@ -562,8 +603,8 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 		     const struct hit *h, uint64_t now, FILE *o)
 {
 	const struct sqp *q = h->q, *p = peer_of(s, q);
-	const struct swr *w = &q->q[q->head];
-	const char *op = rdt_wr_opcode_name(w->opcode);
+	const struct swr *w = q->n ? &q->q[q->head] : NULL;
+	const char *op = w ? rdt_wr_opcode_name(w->opcode) : NULL;
 	char hb[80], pb[80];
 
 	fprintf(o, "stuck: qp host=%s pid=%u comm=%s dev=%s qpn=0x%x state=%s dest_qpn=0x%x",
@@ -574,15 +615,20 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	if (p)
 		fprintf(o, " peer_host=%s peer_pid=%u",
 			host_of(r, p->host, pb, sizeof(pb)), p->pid);
-	fprintf(o, " outstanding=%u oldest_wr_id=0x%" PRIx64 " opcode=%s length=%" PRIu64 " age=%.3f recv_outstanding=%" PRIu64,
-		q->n, w->wr_id, op ? op : "?", w->len, secs(h->age),
-		q->recvs);
+	fprintf(o, " outstanding=%u", q->n);
+	if (w)
+		fprintf(o, " oldest_wr_id=0x%" PRIx64 " opcode=%s length=%" PRIu64,
+			w->wr_id, op ? op : "?", w->len);
+	if (q->peer_gone)
+		fprintf(o, " peer_gone=%.3f",
+			secs(now > q->peer_gone ? now - q->peer_gone : 0));
+	fprintf(o, " age=%.3f recv_outstanding=%" PRIu64, secs(h->age), q->recvs);
 	if (q->last_cqe)
 		fprintf(o, " last_completion_age=%.3f",
 			secs(now > q->last_cqe ? now - q->last_cqe : 0));
 	else
 		fprintf(o, " last_completion_age=-");
-	fprintf(o, " retries=%" PRIu64, q->retries);
+	fprintf(o, " retries=%" PRIu64 " rnr=%" PRIu64, q->retries, q->rnr);
 	if (q->polls_seen && q->unpolled)
 		fprintf(o, " unpolled=%" PRIu64, q->unpolled);
 	if (q->err.ts)
@@ -654,7 +700,8 @@ static uint64_t position(const struct srank *k)
  * limit, else every rank waits in the same collective.  The job: the
  * ranks with the waiting rank's nranks.
  */
-static bool coll_cause(const struct rdt_stuck *s, uint64_t now, FILE *o)
+static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
+		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
 	uint64_t np_n = 0, np_since = 0, front = 0;
@@ -693,6 +740,8 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, FILE *o)
 						"%s%d(seq %" PRIu64 ")",
 						len ? "," : "", k->rank, k->seq);
 	}
+	if (strong && !np)
+		return false;
 	fprintf(o, "stuck: cause: ");
 	if (np)
 		fprintf(o, "rank %d (pid %u %s) has not polled %" PRIu64 " completions rxe made %.1f s ago: that process is stopped, or busy outside RDMA",
@@ -760,10 +809,14 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	if (s->stuck || strcmp(why, "asked"))
 		fprintf(o, " (stuck since %.3f)", secs(s->since));
 	fputc('\n', o);
-	if (n)
-		print_cause(s, &v[0], now, o);
-	else if (nc)
-		coll_cause(s, now, o);
+	/* A rank not polling names the process behind every QP that waits
+	 * on it: said first.  Else the oldest QP's cause, else the job's. */
+	if (!(nc && coll_cause(s, now, true, o))) {
+		if (n)
+			print_cause(s, &v[0], now, o);
+		else if (nc)
+			coll_cause(s, now, false, o);
+	}
 	for (size_t i = 0; i < n; i++)
 		print_qp(s, r, &v[i], now, o);
 	if (nc)
@@ -784,7 +837,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
 	for (size_t i = 0; i < n; i++) {
 		struct sqp *q = v[i].q;
-		uint64_t ts = q->q[q->head].ts;
+		uint64_t ts = waits_since(q);
 
 		if (!q->reported || q->reported_wr_ts != ts)
 			changed = true;
@@ -792,9 +845,8 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	for (size_t i = 0; i < s->cap; i++) {
 		struct sqp *q = &s->qps[i];
 
-		if (q->used && q->reported && !q->dead && q->n &&
-		    now >= q->q[q->head].ts &&
-		    now - q->q[q->head].ts >= s->limit)
+		if (q->used && q->reported && !q->dead && waits_since(q) &&
+		    now >= waits_since(q) && now - waits_since(q) >= s->limit)
 			continue;
 		if (q->reported)
 			changed = true;	/* it moved, or went */
@@ -818,7 +870,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			uint64_t t = UINT64_MAX;
 
 			if (n)
-				t = v[0].q->q[v[0].q->head].ts;
+				t = waits_since(v[0].q);
 			for (size_t i = 0; i < s->nranks; i++)
 				if (coll_waiting(&s->ranks[i], now, s->limit) &&
 				    s->ranks[i].begun < t)
@@ -829,7 +881,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 		print_report(s, r, v, n, now, s->stuck ? "changed" : "new", o);
 		for (size_t i = 0; i < n; i++) {
 			v[i].q->reported = true;
-			v[i].q->reported_wr_ts = v[i].q->q[v[i].q->head].ts;
+			v[i].q->reported_wr_ts = waits_since(v[i].q);
 		}
 	} else if (!n && !nc && s->stuck) {
 		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s)\n",
