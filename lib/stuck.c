@@ -560,6 +560,12 @@ static double secs(uint64_t ns)
 	return (double)ns / NS;
 }
 
+/* Seconds from @ts to @now, 0 for a @ts not before it. */
+static double ago(uint64_t now, uint64_t ts)
+{
+	return secs(now > ts ? now - ts : 0);
+}
+
 static void print_cause(const struct rdt_stuck *s, const struct hit *h,
 			uint64_t now, FILE *o)
 {
@@ -571,7 +577,7 @@ static void print_cause(const struct rdt_stuck *s, const struct hit *h,
 	if (q->peer_gone) {	/* whatever it waits for, nothing will come */
 		fprintf(o, "qp=0x%x (pid %u) waits for its peer QP 0x%x, destroyed %.1f s ago by pid %u: the peer process is gone (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")\n",
 			q->qpn, q->pid, q->dest_qpn,
-			secs(now > q->peer_gone ? now - q->peer_gone : 0),
+			ago(now, q->peer_gone),
 			q->peer_gone_pid, q->n, q->recvs, q->retries);
 		return;
 	}
@@ -621,11 +627,11 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 			w->wr_id, op ? op : "?", w->len);
 	if (q->peer_gone)
 		fprintf(o, " peer_gone=%.3f",
-			secs(now > q->peer_gone ? now - q->peer_gone : 0));
+			ago(now, q->peer_gone));
 	fprintf(o, " age=%.3f recv_outstanding=%" PRIu64, secs(h->age), q->recvs);
 	if (q->last_cqe)
 		fprintf(o, " last_completion_age=%.3f",
-			secs(now > q->last_cqe ? now - q->last_cqe : 0));
+			ago(now, q->last_cqe));
 	else
 		fprintf(o, " last_completion_age=-");
 	fprintf(o, " retries=%" PRIu64 " rnr=%" PRIu64, q->retries, q->rnr);
@@ -779,7 +785,7 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 			coll_op(k->op));
 		if (k->begun)
 			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
-				k->seq, secs(now >= k->begun ? now - k->begun : 0));
+				k->seq, ago(now, k->begun));
 		else
 			fprintf(o, " state=between last_seq=%s%" PRIu64,
 				k->last_seq ? "" : "-",
@@ -791,7 +797,7 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 			fprintf(o, " unpolled=%" PRIu64, un);
 			if (un)
 				fprintf(o, " unpolled_age=%.3f",
-					secs(now > since ? now - since : 0));
+					ago(now, since));
 		}
 		fputc('\n', o);
 	}
@@ -844,9 +850,10 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	}
 	for (size_t i = 0; i < s->cap; i++) {
 		struct sqp *q = &s->qps[i];
+		uint64_t since = q->used && !q->dead ? waits_since(q) : 0;
 
-		if (q->used && q->reported && !q->dead && waits_since(q) &&
-		    now >= waits_since(q) && now - waits_since(q) >= s->limit)
+		if (q->reported && since && now >= since &&
+		    now - since >= s->limit)
 			continue;
 		if (q->reported)
 			changed = true;	/* it moved, or went */
