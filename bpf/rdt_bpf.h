@@ -64,7 +64,10 @@ int rdt_bpf_fd(struct rdt_bpf *b);
 int rdt_bpf_consume(struct rdt_bpf *b, int (*cb)(void *ctx, const void *rec, size_t len),
 		    void *ctx);
 
-/* Records lost to a full ring buffer since open: exact (per-CPU counters). */
+/*
+ * Records lost since open: to a full ring buffer (exact, per-CPU counters)
+ * and to program runs the kernel skipped (each program's recursion_misses).
+ */
 uint64_t rdt_bpf_dropped(struct rdt_bpf *b);
 
 /*
