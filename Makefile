@@ -78,7 +78,10 @@ check:
 check-full:
 	scripts/check.sh --full
 
+# KERNEL=NAME (a test-bed kernel: tests/vm/kernels names) boots that one;
+# mainline and debug are the debug kernel's image, built first.
 demo: deps
+	$(if $(filter mainline debug,$(KERNEL)),$(MAKE) debug-kernel)
 	$(MAKE) all
 	scripts/demo.sh
 
