@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Figure 3 (userspace decode + merge) on the host: two interleaved trace
 # files (k-way merge) of EVENTS records in all, through rdmatrace-dump to
-# each sink; events/s and peak RSS (/usr/bin/time).  The binary sink also
+# each sink, and with -q alone and -q --stuck=2 (the hang tracker's cost);
+# events/s and peak RSS (/usr/bin/time).  The binary sink also
 # runs on a quarter of the events: RSS must not grow with trace length.
 #   host-decode.sh REPS EVENTS SLOW_EVENTS   (SLOW_EVENTS: JSON, Perfetto, SQLite)
 set -eu
@@ -36,6 +37,9 @@ one() {	# TAG DIR EVENTS SINK-ARGS...
 for r in $(seq "$REPS"); do
 	one binary "$W/big" "$N" -o "$W/out.rdt"
 	one binary_quarter "$W/quarter" $((N / 4)) -o "$W/out.rdt"
+	# --stuck's tracker (issue 34) against the same read with no output.
+	one quiet "$W/big" "$N" -q
+	one stuck "$W/big" "$N" -q --stuck=2
 	one text "$W/big" "$N" -F text -w "$W/out.txt"
 	one json "$W/slow" "$NS" -F json -w "$W/out.json"
 	one perfetto "$W/slow" "$NS" -F perfetto -w "$W/out.pf"

@@ -69,6 +69,10 @@ if r is not None:
 r = ratio("follow.host.dump_ns_per_event", "follow.host.record_ns_per_event")
 if r is not None:
     derived["follow.host.dump_over_record_cpu"] = r
+# Issue 34: --stuck's tracker, as time per event over the same read without it.
+r = ratio("decode.quiet.events_per_s", "decode.stuck.events_per_s")
+if r is not None:
+    derived["decode.stuck_time_ratio"] = r
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
@@ -102,6 +106,9 @@ tgt("exact drop count at 2x the rate asked, rdmatrace-record", "capture_record.o
     "(1 = exact)")
 tgt("decode+merge to binary", "decode.binary.events_per_s", ">=", 50e6, "events/s")
 tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
+# "Adds nothing measurable": within the run-to-run noise of a read, 5 %.
+tgt("issue 34: -q --stuck=2 time over -q (the hang tracker's cost)", "decode.stuck_time_ratio",
+    "<=", 1.05, "x")
 # Issue 21: the two slow sinks (400 k events); Perfetto's memory stays flat.
 tgt("decode to SQLite", "decode.sqlite.events_per_s", ">=", 1e6, "events/s")
 tgt("decode to Perfetto", "decode.perfetto.events_per_s", ">=", 1e6, "events/s")

@@ -17,8 +17,18 @@
  * a second view of one already retired (rxe's CQE, then the poll that
  * returns it), or of a post made before tracing began.
  *
- * A collective (the USDT coll_begin/coll_end marks of rdma-ring-allreduce)
- * begun and not ended for longer than the limit is stuck too, and names
+ * A collective begun and not ended for longer than the limit is stuck
+ * too: rdma-ring-allreduce's USDT coll_begin/coll_end marks, or NCCL's
+ * through its profiler plugin.  NCCL stops a Coll event once it is
+ * enqueued; the collective runs until its children (kernel channels and
+ * proxy ops, whose parent is the Coll) stop, so a Coll is waiting from
+ * its first child's start to its last child's stop, and done once it
+ * stopped with every child stopped.  One that stopped without children
+ * yet is enqueued, not begun.  The events between start and stop, and a
+ * stopped Coll's open children, are np_open.c's table, as for --stats
+ * and Perfetto; each rank's view of it is made at report time (a scan of
+ * the table per NCCL rank).  A waiting collective names
+ * its job's ranks: those waiting in it, those that never began it, and
  * its job's ranks: those waiting in it, those that never began it, and
  * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
  * busy outside RDMA leaves its peers' receives waiting with no send
@@ -32,7 +42,9 @@
  * queue overflowed retires everything at its next send completion that
  * matches nothing kept, since that completion is newer than all of them.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +53,8 @@
 #define RDT_STUCK_MAX_QPS	65536
 #define RDT_STUCK_MAX_WRS	4096
 #define RDT_STUCK_MAX_RANKS	4096
+/* Plugin events open at once (a hostile ring could start and never stop). */
+#define RDT_STUCK_MAX_NP	(1u << 20)
 #define NS			1000000000ull
 
 struct swr {
@@ -54,7 +68,7 @@ struct sqp {
 	char comm[16], devname[RDT_NAME_LEN + 1];
 	uint8_t state;		/* enum ib_qp_state; 0xff: not seen */
 	uint32_t dest_qpn;
-	struct swr *q;		/* ring of outstanding sends */
+	struct swr *q;		/* ring of outstanding sends; cap a power of 2 */
 	uint32_t head, n, cap;
 	bool overflowed;
 	/* Receives posted and not polled (not a hang by themselves). */
@@ -82,12 +96,53 @@ struct sqp {
 	uint64_t reported_wr_ts;
 };
 
-/* A process that marks collectives (one rank of a job). */
+/*
+ * A plugin event between its start and stop, in np_open.c's table (which
+ * keeps a stopped Coll or P2p while its children run, and counts them):
+ * a Coll or P2p, a kernel channel, a proxy op, a proxy step.  A proxy op
+ * keeps the last state one of its steps entered: where it waits (for the
+ * GPU, the peer's credit, the network).
+ */
+struct stnp {
+	struct rdt_np_open_ent o;
+	uint16_t type;
+	uint64_t ts;		/* its start */
+	uint64_t comm_id;
+	/* Coll, P2p */
+	uint64_t seq;
+	uint64_t first;		/* its first child's start; 0: none yet */
+	bool p2p;
+	char func[RDT_NP_STR];
+	/* P2p, proxy op: the peer; proxy op */
+	int32_t peer;
+	bool is_send;
+	uint32_t state;		/* NCCL's; 0: none seen */
+	int32_t step;
+	uint64_t state_ts;
+	/* proxy step: its op */
+	uint64_t op;
+};
+
+/*
+ * One rank of a job: a process that marks collectives (USDT), or, for
+ * NCCL, a process's rank in one communicator (comm_id: NCCL's commHash,
+ * the same in every rank of it): a process with several communicators
+ * (tensor, pipeline and data parallel groups) has one entry for each.
+ */
 struct srank {
 	uint32_t host, pid;
+	uint64_t comm_id;	/* NCCL's; 0: USDT marks */
 	int32_t rank, nranks;
 	char comm[16];
 	uint32_t op;
+	char func[RDT_NP_STR];	/* plugin: NCCL's name of the collective */
+	int32_t p2p_peer;	/* plugin: waiting in a P2p with it; -1: not */
+	/* plugin, as of the last np_refresh(): what is open in its colls */
+	uint32_t kch, ops;
+	char peers[80];
+	uint64_t oldest_open;
+	const struct stnp *waits;	/* the op longest in its state; valid
+					 * until the next event moves entries */
 	uint64_t last_ev;	/* its last event of any kind */
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
@@ -103,6 +158,9 @@ struct rdt_stuck {
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
 	uint64_t dropped_qps;
+	struct rdt_np_open np;	/* plugin events open, of struct stnp */
+	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
+	bool procs;		/* host 0's ranks are this machine's processes */
 	bool stuck;		/* the last check found something stuck */
 	uint64_t since;		/* when it was first seen stuck */
 	uint64_t episodes;
@@ -112,9 +170,16 @@ RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
 {
 	struct rdt_stuck *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->limit = limit_ns ? limit_ns : 1;
+		rdt_np_open_init(&s->np, sizeof(struct stnp), NULL, NULL);
+	}
 	return s;
+}
+
+RDT_EXPORT void rdt_stuck_watch_procs(struct rdt_stuck *s, bool on)
+{
+	s->procs = on;
 }
 
 RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
@@ -124,6 +189,7 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
+	rdt_np_open_free(&s->np);
 	free(s->ranks);
 	free(s);
 }
@@ -205,11 +271,14 @@ static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
 }
 
 /* Who owns the QP.  On every post: the names are copied only when the pid
- * changes or they are still unknown (two snprintf()s a post were most of
- * the tracker's cost). */
+ * changes or a name still unknown is given (two snprintf()s a post were
+ * most of the tracker's cost; a trace without device names made them
+ * again on every post). */
 static void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
-	if (q->pid == ev->rec.hdr.pid && q->comm[0] && q->devname[0])
+	if (q->pid == ev->rec.hdr.pid &&
+	    (q->comm[0] || !ev->comm || !*ev->comm) &&
+	    (q->devname[0] || !ev->devname || !*ev->devname))
 		return;
 	q->pid = ev->rec.hdr.pid;
 	if (ev->comm && *ev->comm)
@@ -240,7 +309,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 			return;
 		}
 		for (uint32_t i = 0; i < q->n; i++)
-			n[i] = q->q[(q->head + i) % q->cap];
+			n[i] = q->q[(q->head + i) & (q->cap - 1)];
 		free(q->q);
 		q->q = n;
 		q->head = 0;
@@ -248,7 +317,7 @@ static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 	}
 	if (!q->n)
 		q->retries = q->rnr = 0;
-	q->q[(q->head + q->n) % q->cap] = (struct swr){ ev->ts, p->wr_id,
+	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ev->ts, p->wr_id,
 		p->total_len, p->opcode };
 	q->n++;
 }
@@ -273,7 +342,7 @@ static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 		return;
 	undo = f->nr_wr - f->bad_index;
 	while (undo-- && q->n &&
-	       q->q[(q->head + q->n - 1) % q->cap].ts <= ev->ts)
+	       q->q[(q->head + q->n - 1) & (q->cap - 1)].ts <= ev->ts)
 		q->n--;
 }
 
@@ -282,7 +351,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 	uint32_t i;
 
 	for (i = 0; i < q->n; i++)
-		if (q->q[(q->head + i) % q->cap].wr_id == wr_id)
+		if (q->q[(q->head + i) & (q->cap - 1)].wr_id == wr_id)
 			break;
 	if (i == q->n) {
 		if (!q->overflowed)
@@ -290,7 +359,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 		i = q->n - 1;		/* newer than all kept */
 		q->overflowed = false;
 	}
-	q->head = (q->head + i + 1) % q->cap;
+	q->head = (q->head + i + 1) & (q->cap - 1);
 	q->n -= i + 1;
 	q->retries = q->rnr = 0;
 }
@@ -346,18 +415,20 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 	return NULL;
 }
 
-/* The rank entry of (host, pid); made when @make.  Few (one per rank of
- * the jobs in the trace): a linear table, the last hit checked first. */
-static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
-			       uint32_t pid, bool make)
+/* The rank entry of (host, pid) in communicator @comm (0: a USDT rank);
+ * made when @make.  Few (one per rank of the jobs in the trace): a linear
+ * table, the last hit checked first. */
+static struct srank *rank_get(struct rdt_stuck *s, uint32_t host,
+			      uint32_t pid, uint64_t comm, bool make)
 {
 	struct srank *k;
 
 	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
-	    s->ranks[s->hint].host == host)
+	    s->ranks[s->hint].host == host && s->ranks[s->hint].comm_id == comm)
 		return &s->ranks[s->hint];
 	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
+		if (s->ranks[i].pid == pid && s->ranks[i].host == host &&
+		    s->ranks[i].comm_id == comm)
 			return &s->ranks[s->hint = i];
 	if (!make)
 		return NULL;
@@ -373,14 +444,28 @@ static struct srank *rank_find(struct rdt_stuck *s, uint32_t host,
 		s->capranks = cap;
 	}
 	k = &s->ranks[s->hint = s->nranks++];
-	*k = (struct srank){ .host = host, .pid = pid };
+	*k = (struct srank){ .host = host, .pid = pid, .comm_id = comm,
+			     .p2p_peer = -1 };
 	return k;
+}
+
+/* Any rank entry of the process (host, pid): the hint first. */
+static struct srank *rank_of_pid(struct rdt_stuck *s, uint32_t host,
+				 uint32_t pid)
+{
+	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
+	    s->ranks[s->hint].host == host)
+		return &s->ranks[s->hint];
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
+			return &s->ranks[s->hint = i];
+	return NULL;
 }
 
 static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
-	struct srank *k = rank_find(s, ev->host, m->hdr.pid, true);
+	struct srank *k = rank_get(s, ev->host, m->hdr.pid, 0, true);
 
 	if (!k)
 		return;
@@ -399,13 +484,215 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 	}
 }
 
+/* ---- NCCL's collectives, through its profiler plugin -------------------- */
+
+/* The rank of a plugin record that names its communicator. */
+static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev,
+			     uint64_t comm_id, bool make)
+{
+	struct srank *k = rank_get(s, ev->host, ev->rec.hdr.pid,
+				   comm_id ? comm_id : 1, make);
+
+	if (k && make && !*k->comm && ev->comm && *ev->comm)
+		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
+	return k;
+}
+
+static struct stnp *np_find(const struct rdt_stuck *s, uint32_t host,
+			    uint32_t pid, uint64_t id)
+{
+	return (struct stnp *)rdt_np_open_find(&s->np, host, pid, id);
+}
+
+/* A Coll or P2p with a child seen and none open: the rank is past it. */
+static void np_done(struct rdt_stuck *s, const struct rdt_event *ev,
+		    const struct stnp *c)
+{
+	struct srank *k;
+
+	if (!c->o.stopped || c->o.open_kids || !c->first || c->p2p)
+		return;
+	k = rank_get(s, ev->host, ev->rec.hdr.pid, c->comm_id ? c->comm_id : 1,
+		     false);
+	if (k && c->seq + 1 > k->last_seq)
+		k->last_seq = c->seq + 1;
+}
+
+static void np_start(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	const struct rdt_np_ids *ids = &r->np_stop.ids;
+	bool root = r->hdr.type == RDT_EV_NP_COLL || r->hdr.type == RDT_EV_NP_P2P;
+	struct rdt_np_open_ent *par;
+	struct stnp *e, *c;
+
+	if (s->np.n >= RDT_STUCK_MAX_NP) {
+		s->dropped_np++;
+		return;
+	}
+	e = (struct stnp *)rdt_np_open_start(&s->np, ev, root, &par);
+	if (!e) {
+		s->dropped_np++;
+		return;
+	}
+	e->type = r->hdr.type;
+	e->ts = ev->ts;
+	e->comm_id = ids->comm_id;
+	e->peer = -1;
+	switch (r->hdr.type) {
+	case RDT_EV_NP_COLL:
+		e->seq = r->np_coll.seq;
+		memcpy(e->func, r->np_coll.func, sizeof(e->func));
+		break;
+	case RDT_EV_NP_P2P:
+		e->p2p = true;
+		e->peer = r->np_p2p.peer;
+		memcpy(e->func, r->np_p2p.func, sizeof(e->func));
+		break;
+	case RDT_EV_NP_PROXY_OP:
+		e->peer = r->np_proxy_op.peer;
+		e->is_send = r->np_proxy_op.is_send;
+		break;
+	case RDT_EV_NP_PROXY_STEP:
+		e->op = ids->parent;
+		e->step = r->np_proxy_step.step;
+		break;
+	default:
+		break;
+	}
+	e->func[sizeof(e->func) - 1] = 0;
+	if (root) {
+		struct srank *k = np_rank(s, ev, ids->comm_id, true);
+
+		if (k) {
+			k->rank = ids->rank;
+			k->op = 0;
+			if (!k->begun)	/* its latest, until it waits in one */
+				snprintf(k->func, sizeof(k->func), "%s", e->func);
+		}
+		return;
+	}
+	/* A collective's wait begins with its first child. */
+	c = (struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+	if (c && !c->first)
+		c->first = ev->ts ? ev->ts : 1;
+}
+
+/* A proxy step's state: its op's last state. */
+static void np_state(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_state *st = &ev->rec.np_state;
+	struct stnp *step, *op;
+
+	if (st->ids.ntype != RDT_NP_PROXY_STEP)
+		return;
+	step = np_find(s, ev->host, st->hdr.pid, st->ids.id);
+	if (!step || step->type != RDT_EV_NP_PROXY_STEP ||
+	    !(op = np_find(s, ev->host, st->hdr.pid, step->op)))
+		return;
+	op->state = st->state;
+	op->step = step->step;
+	op->state_ts = ev->ts ? ev->ts : 1;
+}
+
+static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_np_ids *ids = &ev->rec.np_stop.ids;
+	uint32_t host = ev->host, pid = ev->rec.hdr.pid;
+	struct stnp *e = np_find(s, host, pid, ids->id), *c;
+	uint64_t coll;
+
+	if (!e)
+		return;
+	coll = e->o.coll;
+	rdt_np_open_stop(&s->np, &e->o, ev->ts);
+	/* Entries move on a stop: the collective looked up again. */
+	if (coll && (c = np_find(s, host, pid, coll)))
+		np_done(s, ev, c);
+}
+
+/* A rank's view of its open plugin events (report time): the oldest
+ * collective it waits in, what is open under it, and by which peers. */
+static void np_view(struct rdt_stuck *s, struct srank *k)
+{
+	const struct stnp *w = NULL;
+	struct { int32_t peer; bool send; } peers[8];
+	size_t len = 0, npeers = 0, j;
+
+	k->kch = k->ops = 0;
+	k->peers[0] = 0;
+	k->oldest_open = 0;
+	k->waits = NULL;
+	for (size_t i = 0; i < s->np.cap; i++) {
+		const struct stnp *e = (const struct stnp *)(s->np.v + i * s->np.esz);
+		const struct stnp *c;
+
+		if (!e->o.key || e->o.pid != k->pid || e->o.host != k->host ||
+		    (e->comm_id ? e->comm_id : 1) != k->comm_id)
+			continue;
+		if (e->o.coll == e->o.id) {
+			if (e->o.open_kids && e->first && (!w || e->first < w->first))
+				w = e;
+			continue;
+		}
+		if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
+			continue;
+		c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+		if (!c)
+			continue;
+		if (!k->oldest_open || e->ts < k->oldest_open)
+			k->oldest_open = e->ts;
+		if (e->type == RDT_EV_NP_KERNEL_CH) {
+			k->kch++;
+			continue;
+		}
+		k->ops++;
+		if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
+			k->waits = e;
+		for (j = 0; j < npeers; j++)
+			if (peers[j].peer == e->peer && peers[j].send == e->is_send)
+				break;
+		if (j == npeers && npeers < sizeof(peers) / sizeof(peers[0])) {
+			peers[npeers].peer = e->peer;
+			peers[npeers++].send = e->is_send;
+			len += (size_t)snprintf(k->peers + len, sizeof(k->peers) - len,
+						"%s%s%d", len ? "," : "",
+						e->is_send ? ">" : "<", e->peer);
+			if (len >= sizeof(k->peers))
+				len = sizeof(k->peers) - 1;
+		}
+	}
+	k->begun = 0;
+	k->p2p_peer = -1;
+	if (!w)
+		return;
+	k->begun = w->first;
+	k->seq = w->p2p ? k->last_seq : w->seq;
+	k->p2p_peer = w->p2p ? w->peer : -1;
+	snprintf(k->func, sizeof(k->func), "%s", w->func);
+}
+
+/* Every plugin rank's view, at @now (trace time): first the collectives
+ * done long ago leave the table. */
+static void np_refresh(struct rdt_stuck *s, uint64_t now)
+{
+	if (!s->np.n)
+		return;
+	rdt_np_open_linger(&s->np, now);
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].comm_id)
+			np_view(s, &s->ranks[i]);
+}
+
 RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
 	struct sqp *q;
 
 	if (s->nranks && r->hdr.type != RDT_EV_COLL_MARK) {
-		struct srank *k = rank_find(s, ev->host, r->hdr.pid, false);
+		/* The process's last event: on one of its ranks, the others
+		 * read it at report time (quiet()). */
+		struct srank *k = rank_of_pid(s, ev->host, r->hdr.pid);
 
 		if (k && ev->ts > k->last_ev)
 			k->last_ev = ev->ts;
@@ -413,6 +700,29 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	switch (r->hdr.type) {
 	case RDT_EV_COLL_MARK:
 		coll_mark(s, ev);
+		break;
+	case RDT_EV_NP_COMM_INIT: {
+		struct srank *k = np_rank(s, ev, r->np_comm.ids.comm_id, true);
+
+		if (k) {
+			k->rank = r->np_comm.ids.rank;
+			k->nranks = r->np_comm.nranks;
+			k->last_ev = ev->ts;
+		}
+		break;
+	}
+	case RDT_EV_NP_COLL:
+	case RDT_EV_NP_P2P:
+	case RDT_EV_NP_KERNEL_CH:
+	case RDT_EV_NP_PROXY_OP:
+	case RDT_EV_NP_PROXY_STEP:
+		np_start(s, ev);
+		break;
+	case RDT_EV_NP_STATE:
+		np_state(s, ev);
+		break;
+	case RDT_EV_NP_STOP:
+		np_stop(s, ev);
 		break;
 	case RDT_EV_POST_SEND:
 	case RDT_EV_VERBS_POST_SEND:
@@ -644,6 +954,52 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 	fputc('\n', o);
 }
 
+/*
+ * What /proc says of a rank's process (live, this machine): its state
+ * letter (R, S, D, T stopped, t traced, Z), or 0 when it is gone: no
+ * entry, or one of another command (its pid reused).  '?' when /proc
+ * could not be read.  The file is read once, bounded, and parsed from
+ * the last ')' (a command name may hold anything).
+ */
+static char proc_state(const struct rdt_stuck *s, const struct srank *k)
+{
+	char path[32], buf[512], *open_, *close_;
+	size_t n;
+	FILE *f;
+
+	if (!s->procs || k->host != 0 || !k->pid)
+		return '?';
+	snprintf(path, sizeof(path), "/proc/%u/stat", k->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	open_ = strchr(buf, '(');
+	close_ = strrchr(buf, ')');
+	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
+		return '?';
+	if (*k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
+	    strncmp(open_ + 1, k->comm, strlen(k->comm)))
+		return 0;
+	return close_[2];
+}
+
+static const char *proc_word(char st)
+{
+	switch (st) {
+	case 0: return "gone";
+	case 'T': return "stopped";
+	case 't': return "traced";
+	case 'Z': return "zombie";
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk";
+	default: return NULL;
+	}
+}
+
 /* A rank waiting in a collective for at least @min at @now. */
 static bool coll_waiting(const struct srank *k, uint64_t now, uint64_t min)
 {
@@ -660,14 +1016,33 @@ static size_t stuck_colls(const struct rdt_stuck *s, uint64_t now,
 	return n;
 }
 
-static const char *coll_op(uint32_t op)
+/* The collective's name: NCCL's (plugin), else the USDT mark's op. */
+static const char *coll_op(const struct srank *k)
 {
-	return op == 1 ? "allreduce" : "collective";
+	if (*k->func)
+		return k->func;
+	return k->op == 1 ? "allreduce" : "collective";
 }
 
-static uint64_t quiet(const struct srank *k, uint64_t now)
+/* Since the rank's process traced anything (any of its ranks' events). */
+static uint64_t quiet(const struct rdt_stuck *s, const struct srank *k,
+		      uint64_t now)
 {
-	return now > k->last_ev ? now - k->last_ev : 0;
+	uint64_t last = k->last_ev;
+
+	for (size_t i = 0; i < s->nranks; i++)
+		if (s->ranks[i].pid == k->pid && s->ranks[i].host == k->host &&
+		    s->ranks[i].last_ev > last)
+			last = s->ranks[i].last_ev;
+	return now > last ? now - last : 0;
+}
+
+/* @k is of @w's job: the same NCCL communicator, or for USDT ranks the
+ * same nranks. */
+static bool same_job(const struct srank *k, const struct srank *w)
+{
+	return k->comm_id == w->comm_id &&
+	       (w->comm_id || k->nranks == w->nranks);
 }
 
 /* The rank's QPs' completions rxe made and it has not polled: how many,
@@ -704,12 +1079,15 @@ static uint64_t position(const struct srank *k)
  * half the limit: it is not running), a rank behind the others (still in,
  * or not yet at, a collective they are past), a rank quiet past the
  * limit, else every rank waits in the same collective.  The job: the
- * ranks with the waiting rank's nranks.
+ * ranks of the waiting rank's NCCL communicator, or (USDT) with its
+ * nranks.
  */
 static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
+	const struct srank *halted = NULL;
+	char halted_st = '?';
 	uint64_t np_n = 0, np_since = 0, front = 0;
 	char waiting[256] = "";
 	size_t len = 0;
@@ -721,15 +1099,23 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 	if (!w)
 		return false;
 	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].nranks == w->nranks &&
+		if (same_job(&s->ranks[i], w) &&
 		    position(&s->ranks[i]) > front)
 			front = position(&s->ranks[i]);
 	for (size_t i = 0; i < s->nranks; i++) {
 		const struct srank *k = &s->ranks[i];
 		uint64_t since, un;
 
-		if (k->nranks != w->nranks)
+		if (!same_job(k, w))
 			continue;
+		if (!halted) {
+			char st = proc_state(s, k);
+
+			if (st == 0 || st == 'T' || st == 't' || st == 'Z') {
+				halted = k;
+				halted_st = st;
+			}
+		}
 		un = rank_unpolled(s, k, &since);
 		if (un && now >= since && now - since >= s->limit / 2 &&
 		    (!np || since < np_since)) {
@@ -739,17 +1125,25 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		}
 		if (position(k) < front && (!late || position(k) < position(late)))
 			late = k;
-		if (!q || quiet(k, now) > quiet(q, now))
+		if (!q || quiet(s, k, now) > quiet(s, q, now))
 			q = k;
 		if (k->begun && len < sizeof(waiting) - 32)
 			len += (size_t)snprintf(waiting + len, sizeof(waiting) - len,
 						"%s%d(seq %" PRIu64 ")",
 						len ? "," : "", k->rank, k->seq);
 	}
-	if (strong && !np)
+	if (strong && !np && !halted)
 		return false;
 	fprintf(o, "stuck: cause: ");
-	if (np)
+	if (halted)
+		fprintf(o, "rank %d (pid %u %s) is %s: %s",
+			halted->rank, halted->pid,
+			*halted->comm ? halted->comm : "-", proc_word(halted_st),
+			halted_st == 'T' ? "stopped by a signal (SIGSTOP, SIGTSTP), its peers wait for it" :
+			halted_st == 't' ? "held by a debugger or tracer, its peers wait for it" :
+			halted_st == 'Z' ? "it exited and its peers wait for it" :
+			"its process exited, and its peers wait for it");
+	else if (np)
 		fprintf(o, "rank %d (pid %u %s) has not polled %" PRIu64 " completions rxe made %.1f s ago: that process is stopped, or busy outside RDMA",
 			np->rank, np->pid, *np->comm ? np->comm : "-", np_n,
 			secs(now - np_since));
@@ -757,18 +1151,44 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		fprintf(o, "rank %d (pid %u %s) is behind: %s %s seq %" PRIu64 " while another rank is at seq %" PRIu64 "; it has traced nothing for %.1f s",
 			late->rank, late->pid, *late->comm ? late->comm : "-",
 			late->begun ? "still in" : "has not begun",
-			coll_op(w->op), position(late), front,
-			secs(quiet(late, now)));
-	else if (q && quiet(q, now) >= s->limit)
+			coll_op(w), position(late), front,
+			secs(quiet(s, late, now)));
+	else if (q && quiet(s, q, now) >= s->limit)
 		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
 			q->rank, q->pid, *q->comm ? q->comm : "-",
-			secs(quiet(q, now)));
+			secs(quiet(s, q, now)));
+	else if (w->p2p_peer >= 0)
+		fprintf(o, "rank %d waits in a %s with rank %d, none behind, none quiet past the limit",
+			w->rank, coll_op(w), w->p2p_peer);
 	else
 		fprintf(o, "every rank waits in %s seq %" PRIu64 ", none behind, none quiet past the limit",
-			coll_op(w->op), w->seq);
+			coll_op(w), w->seq);
 	fprintf(o, "; waiting: ranks %s, the oldest for %.1f s\n", waiting,
 		secs(now - w->begun));
 	return true;
+}
+
+/*
+ * A plugin rank's open children (np_view()): its kernel channels still
+ * running, and its proxy ops still moving data, by peer (send to, recv
+ * from): the peers a rank stuck in a collective waits on; and the op
+ * whose step has been longest in its state: where it waits.
+ */
+static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
+{
+	const char *name;
+
+	if (!k->comm_id || (!k->kch && !k->ops && !k->begun))
+		return;
+	fprintf(o, " kernel_channels=%u proxy_ops=%u", k->kch, k->ops);
+	if (k->ops)
+		fprintf(o, " peers=%s", k->peers);
+	if (k->waits && (name = rdt_np_state_name(k->waits->state)))
+		fprintf(o, " waits=%s%d:%s step=%d for=%.3f",
+			k->waits->is_send ? ">" : "<", k->waits->peer, name,
+			k->waits->step, ago(now, k->waits->state_ts));
+	if (k->oldest_open)
+		fprintf(o, " oldest_open=%.3f", ago(now, k->oldest_open));
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
@@ -782,15 +1202,18 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 		fprintf(o, "stuck: coll host=%s pid=%u comm=%s rank=%d nranks=%d op=%s",
 			host_of(r, k->host, hb, sizeof(hb)), k->pid,
 			*k->comm ? k->comm : "-", k->rank, k->nranks,
-			coll_op(k->op));
-		if (k->begun)
+			coll_op(k));
+		if (k->begun && k->p2p_peer >= 0)
+			fprintf(o, " state=waiting peer=%d age=%.3f",
+				k->p2p_peer, ago(now, k->begun));
+		else if (k->begun)
 			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
 				k->seq, ago(now, k->begun));
 		else
 			fprintf(o, " state=between last_seq=%s%" PRIu64,
 				k->last_seq ? "" : "-",
 				k->last_seq ? k->last_seq - 1 : 0);
-		fprintf(o, " quiet=%.3f", secs(quiet(k, now)));
+		fprintf(o, " quiet=%.3f", secs(quiet(s, k, now)));
 		{
 			uint64_t since, un = rank_unpolled(s, k, &since);
 
@@ -799,6 +1222,11 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 				fprintf(o, " unpolled_age=%.3f",
 					ago(now, since));
 		}
+		print_np_open(k, now, o);
+		if (k->comm_id > 1)
+			fprintf(o, " nccl_comm=0x%" PRIx64, k->comm_id);
+		if (proc_word(proc_state(s, k)))
+			fprintf(o, " proc=%s", proc_word(proc_state(s, k)));
 		fputc('\n', o);
 	}
 }
@@ -830,6 +1258,9 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	if (s->dropped_qps)
 		fprintf(o, "stuck: dropped_qps=%" PRIu64 " (QPs not tracked: over %d)\n",
 			s->dropped_qps, RDT_STUCK_MAX_QPS);
+	if (s->dropped_np)
+		fprintf(o, "stuck: dropped_nccl_events=%" PRIu64 " (not tracked: over %u open, or no memory)\n",
+			s->dropped_np, RDT_STUCK_MAX_NP);
 	fflush(o);
 }
 
@@ -837,8 +1268,11 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
 	size_t n, nc = 0;
-	struct hit *v = collect(s, now, s->limit, &n);
+	struct hit *v;
 	bool changed = false;
+
+	np_refresh(s, now);
+	v = collect(s, now, s->limit, &n);
 
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
 	for (size_t i = 0; i < n; i++) {
@@ -904,8 +1338,10 @@ RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 				uint64_t now, FILE *o)
 {
 	size_t n;
-	struct hit *v = collect(s, now, 0, &n);
+	struct hit *v;
 
+	np_refresh(s, now);
+	v = collect(s, now, 0, &n);
 	print_report(s, r, v, n, now, "asked", o);
 	free(v);
 }

@@ -42,6 +42,9 @@
  * S chatter C" (T: the stopped thread, S: its event's stamp ns as the
  * plugin took it, within the clock reads around; C: the other's events).
  *
+ * --hang (v5): an AllReduce whose children never stop, then SIGSTOP
+ * (hang_run() below).
+ *
  * --truncate-ring: a hostile process (issue 31): once a reader has
  * attached and taken every record, the process truncates its own ring file
  * under the reader, prints "truncated N" (N: records it made), waits a
@@ -82,7 +85,7 @@ static ncclResult_t (*stop_fn)(void *), (*finalize_fn)(void *);
 static int ncomms = 2, iters = 4, nch = 2, nsteps = 2, abi = 5, bad, hold_ms,
 	   do_fork, crash, truncate_ring;
 static const char *stop_at;
-static int reinit, no_fini, stall_ms;
+static int reinit, no_fini, stall_ms, hang;
 static pthread_barrier_t start_bar, end_bar;
 static FILE *truth;
 
@@ -476,6 +479,74 @@ static void stall_run(struct comm *c)
 	       (unsigned long long)(t1 - (uint64_t)stall_ms * 1000000ull),
 	       (unsigned long long)(uintptr_t)n);
 	fflush(stdout);
+}
+
+/*
+ * --hang (v5, issue 34): one more AllReduce (seq = --iters) whose kernel
+ * channel 0 and send proxy op to the next rank start and do not stop, as
+ * NCCL's are while a peer never answers (the op's step 0 sent, step 1 in
+ * SendPeerWait: no credit from the peer); prints "hang pid P seq S", then
+ * the process stops itself (SIGSTOP).  At SIGCONT the children stop and
+ * the run goes on to its finalize.
+ */
+static void hang_run(struct comm *c)
+{
+	ncclProfilerEventDescr_v5_t d;
+	void *coll = NULL, *k = NULL, *op = NULL, *st[2] = { NULL, NULL };
+	int peer = (c->rank + 1) % c->nranks;
+
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileColl;
+	d.rank = c->rank;
+	d.coll.seqNumber = (uint64_t)iters;
+	d.coll.func = "AllReduce";
+	d.coll.count = 1048576;
+	d.coll.datatype = "ncclFloat32";
+	d.coll.nChannels = 1;
+	d.coll.nWarps = 8;
+	d.coll.algo = "Ring";
+	d.coll.proto = "Simple";
+	if (p5->startEvent(c->ctx, &coll, &d) != ncclSuccess || !coll ||
+	    p5->stopEvent(coll) != ncclSuccess)
+		die("hang: Coll");
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileKernelCh;
+	d.parentObj = coll;
+	d.kernelCh.channelId = 0;
+	d.kernelCh.pTimer = gpu_now();
+	if (p5->startEvent(c->ctx, &k, &d) != ncclSuccess || !k)
+		die("hang: KernelCh");
+	memset(&d, 0, sizeof(d));
+	d.type = ncclProfileProxyOp;
+	d.parentObj = coll;
+	d.proxyOp.pid = getpid();
+	d.proxyOp.channelId = 0;
+	d.proxyOp.peer = peer;
+	d.proxyOp.nSteps = 4;
+	d.proxyOp.chunkSize = 131072;
+	d.proxyOp.isSend = 1;
+	if (p5->startEvent(c->ctx, &op, &d) != ncclSuccess || !op)
+		die("hang: ProxyOp");
+	/* Its step 0 sent; step 1 waits for the peer's credit. */
+	for (int i = 0; i < 2; i++) {
+		memset(&d, 0, sizeof(d));
+		d.type = ncclProfileProxyStep;
+		d.parentObj = op;
+		d.proxyStep.step = i;
+		if (p5->startEvent(c->ctx, &st[i], &d) != ncclSuccess || !st[i] ||
+		    p5->recordEventState(st[i], i ? ncclProfilerProxyStepSendPeerWait_v4 :
+					 ncclProfilerProxyStepSendWait, NULL) != ncclSuccess)
+			die("hang: ProxyStep");
+	}
+	if (p5->stopEvent(st[0]) != ncclSuccess)
+		die("hang: stopEvent");
+	printf("hang pid %d seq %d rank %d peer %d\n", (int)getpid(), iters,
+	       c->rank, peer);
+	fflush(stdout);
+	raise(SIGSTOP);
+	if (p5->stopEvent(st[1]) != ncclSuccess || p5->stopEvent(op) != ncclSuccess ||
+	    p5->stopEvent(k) != ncclSuccess)
+		die("hang: stopEvent");
 }
 
 static void *app_thread(void *arg)
@@ -959,6 +1030,7 @@ int main(int argc, char **argv)
 		{ "no-fini", no_argument, NULL, 'N' },
 		{ "truncate-ring", no_argument, NULL, 'T' },
 		{ "stall-ms", required_argument, NULL, 'S' },
+		{ "hang", no_argument, NULL, 'H' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *truth_path = NULL;
@@ -984,6 +1056,7 @@ int main(int argc, char **argv)
 		case 'N': no_fini = 1; break;
 		case 'T': truncate_ring = 1; break;
 		case 'S': stall_ms = atoi(optarg); break;
+		case 'H': hang = 1; break;
 		default: return 2;
 		}
 	}
@@ -991,10 +1064,10 @@ int main(int argc, char **argv)
 	    abi < 1 || abi > 5 || (reinit && (abi != 5 || no_fini)) ||
 	    (stop_at && strcmp(stop_at, "events") && strcmp(stop_at, "fini") &&
 	     strcmp(stop_at, "exit")) || stall_ms < 0 || stall_ms > 60000 ||
-	    (stall_ms && abi != 5))
+	    (stall_ms && abi != 5) || (hang && abi != 5))
 		die("--comms 1..62, --iters 1..1024, --abi 1..5, --reinit with "
 		    "v5 and a finalize, --stop-at events|fini|exit, --stall-ms "
-		    "0..60000 with v5");
+		    "0..60000 with v5, --hang with v5");
 	truth = truth_path ? fopen(truth_path, "w") : fopen("/dev/null", "w");
 	if (!truth)
 		die("%s: %s", truth_path, strerror(errno));
@@ -1075,6 +1148,8 @@ int main(int argc, char **argv)
 	}
 	if (stall_ms)
 		stall_run(&cs[0]);
+	if (hang)
+		hang_run(&cs[0]);
 	if (truncate_ring) {
 		fflush(truth);
 		truncate_own_ring();

@@ -425,9 +425,8 @@ static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
 static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
 		      const struct args *a, uint64_t last)
 {
-	if (a->follow)
-		return;
-	if (rdt_stuck_check(s, r, last, stderr))
+	/* Live, the ticks made every report; a trace ends at its last event. */
+	if (!a->follow && rdt_stuck_check(s, r, last, stderr))
 		fprintf(stderr, "stuck: still stuck at the end of the trace (%.3f)\n",
 			(double)last / 1e9);
 	fprintf(stderr, "stuck: episodes=%llu\n",
@@ -666,6 +665,8 @@ int main(int argc, char **argv)
 			ret = 1;
 			goto out;
 		}
+		/* Live with no saved trace: every rank is a process here. */
+		rdt_stuck_watch_procs(stuck, a.follow && !a.ninputs);
 		sa.sa_handler = on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
 	}

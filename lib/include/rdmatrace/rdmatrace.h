@@ -389,6 +389,9 @@ struct rdt_stuck;
 struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns);
 void rdt_stuck_free(struct rdt_stuck *s);
 void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev);
+/* Live: the ranks of host 0 are this machine's processes, and a report
+ * says which is stopped (SIGSTOP, a debugger) or gone, from /proc. */
+void rdt_stuck_watch_procs(struct rdt_stuck *s, bool on);
 /* At @now: print a report to @out when what is stuck changed, and a
  * "moving" line once nothing is; returns 1 while something is stuck. */
 int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
