@@ -209,7 +209,7 @@ static bool kernel_preempts(void)
 static bool open_rxe(struct rdt_bpf *b)
 {
 	char why_fe[512] = "open failed", why_kp[512] = "open failed";
-
+	const char *force = getenv("RDT_BPF_RXE_KPROBE");
 	bool builtin = false;
 
 	if (access("/sys/module/rdma_rxe", F_OK)) {
@@ -230,10 +230,10 @@ static bool open_rxe(struct rdt_bpf *b)
 		return false;
 	}
 	/* RDT_BPF_RXE_KPROBE=1: the kprobe twins even where fentry works (tests). */
-	if (getenv("RDT_BPF_RXE_KPROBE") && strcmp(getenv("RDT_BPF_RXE_KPROBE"), "0")) {
+	if (force && strcmp(force, "0")) {
 		snprintf(why_fe, sizeof(why_fe), "skipped: RDT_BPF_RXE_KPROBE set");
 		b->rxe = NULL;
-	} else if (!getenv("RDT_BPF_RXE_KPROBE") && kernel_preempts()) {
+	} else if (!force && kernel_preempts()) {
 		snprintf(why_fe, sizeof(why_fe),
 			 "skipped: a preemptible kernel would skip its runs");
 		b->rxe = NULL;

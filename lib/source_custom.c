@@ -12,6 +12,7 @@ struct custom_priv {
 	struct rdt_source_ops ops;
 	void *ctx;
 	uint64_t dropped;
+	uint64_t dropped_at;	/* CLOCK_MONOTONIC of the last ->dropped() */
 	struct rdt_src *s;
 	int err;
 	/* pid << 32 | tid already announced with an RDT_EV_COMM record;
@@ -102,17 +103,31 @@ static int push_cb(void *ctx, const void *rec, size_t len)
 	return p->err;
 }
 
-static void check_dropped(struct rdt_src *s, struct custom_priv *p)
+/*
+ * ->dropped() may cost system calls (BPF: one map read per program set
+ * and one per program's recursion count, 10-20 in all), and a live fill
+ * pass can run for every few records: while live it is asked at most
+ * every DROPPED_POLL_NS, which only delays when a loss is said; at the
+ * end (finish, or a file-like source's one pass) it is asked at once, so
+ * the count is exact.
+ */
+#define DROPPED_POLL_NS 100000000ull
+
+static void check_dropped(struct rdt_src *s, struct custom_priv *p, bool now)
 {
-	uint64_t d;
+	uint64_t d, t;
 
 	if (!p->ops.dropped)
 		return;
+	t = rdt_now_mono();
+	if (!now && t - p->dropped_at < DROPPED_POLL_NS)
+		return;
+	p->dropped_at = t;
 	d = p->ops.dropped(p->ctx);
 	/* Not derivable from the records: written to trace files as is. */
 	if (d > p->dropped)
 		rdt_src_push_lost(s, RDT_SRC_BPF, UINT32_MAX, d - p->dropped,
-				  rdt_now_mono(), false);
+				  t, false);
 	p->dropped = d;
 }
 
@@ -146,7 +161,7 @@ static int custom_fill(struct rdt_src *s)
 		return p->err;
 	if (ret < 0)
 		return ret;
-	check_dropped(s, p);
+	check_dropped(s, p, !s->live);
 	if (!s->live)
 		s->eof = true;
 	else	/* consume() delivers every available record */
@@ -169,7 +184,7 @@ static int custom_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
 
 static void custom_finish(struct rdt_src *s)
 {
-	check_dropped(s, s->priv);
+	check_dropped(s, s->priv, true);
 }
 
 static void custom_close(struct rdt_src *s)
@@ -220,7 +235,9 @@ int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 	s->ops = &custom_ops;
 	rdt_local_file_hdr(&s->fh, NULL);
 	s->meta = rdt_local_meta();
-	if (ops->dropped)
+	if (ops->dropped) {
 		p->dropped = ops->dropped(ctx);
+		p->dropped_at = rdt_now_mono();
+	}
 	return 0;
 }

@@ -29,7 +29,6 @@
  * and Perfetto; each rank's view of it is made at report time (a scan of
  * the table per NCCL rank).  A waiting collective names
  * its job's ranks: those waiting in it, those that never began it, and
- * its job's ranks: those waiting in it, those that never began it, and
  * how long each process has traced nothing.  A rank stopped (SIGSTOP) or
  * busy outside RDMA leaves its peers' receives waiting with no send
  * outstanding anywhere, and silence does not single it out (its peers,
@@ -415,23 +414,36 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 	return NULL;
 }
 
-/* The rank entry of (host, pid) in communicator @comm (0: a USDT rank);
- * made when @make.  Few (one per rank of the jobs in the trace): a linear
+/* A rank entry of (host, pid) in communicator *@comm, or in any when
+ * @comm is NULL.  Few (one per rank of the jobs in the trace): a linear
  * table, the last hit checked first. */
-static struct srank *rank_get(struct rdt_stuck *s, uint32_t host,
-			      uint32_t pid, uint64_t comm, bool make)
+static struct srank *rank_lookup(struct rdt_stuck *s, uint32_t host,
+				 uint32_t pid, const uint64_t *comm)
 {
 	struct srank *k;
 
-	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
-	    s->ranks[s->hint].host == host && s->ranks[s->hint].comm_id == comm)
-		return &s->ranks[s->hint];
-	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == pid && s->ranks[i].host == host &&
-		    s->ranks[i].comm_id == comm)
+	if (s->hint < s->nranks) {
+		k = &s->ranks[s->hint];
+		if (k->pid == pid && k->host == host && (!comm || k->comm_id == *comm))
+			return k;
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		k = &s->ranks[i];
+		if (k->pid == pid && k->host == host && (!comm || k->comm_id == *comm))
 			return &s->ranks[s->hint = i];
-	if (!make)
-		return NULL;
+	}
+	return NULL;
+}
+
+/* The rank entry of (host, pid) in communicator @comm (0: a USDT rank);
+ * made when @make. */
+static struct srank *rank_get(struct rdt_stuck *s, uint32_t host,
+			      uint32_t pid, uint64_t comm, bool make)
+{
+	struct srank *k = rank_lookup(s, host, pid, &comm);
+
+	if (k || !make)
+		return k;
 	if (s->nranks == s->capranks) {
 		size_t cap = s->capranks ? 2 * s->capranks : 16;
 
@@ -447,19 +459,6 @@ static struct srank *rank_get(struct rdt_stuck *s, uint32_t host,
 	*k = (struct srank){ .host = host, .pid = pid, .comm_id = comm,
 			     .p2p_peer = -1 };
 	return k;
-}
-
-/* Any rank entry of the process (host, pid): the hint first. */
-static struct srank *rank_of_pid(struct rdt_stuck *s, uint32_t host,
-				 uint32_t pid)
-{
-	if (s->hint < s->nranks && s->ranks[s->hint].pid == pid &&
-	    s->ranks[s->hint].host == host)
-		return &s->ranks[s->hint];
-	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == pid && s->ranks[i].host == host)
-			return &s->ranks[s->hint = i];
-	return NULL;
 }
 
 static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
@@ -486,12 +485,19 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 
 /* ---- NCCL's collectives, through its profiler plugin -------------------- */
 
+/* An NCCL rank's key: its commHash, 1 before the plugin knows it (v1..v3)
+ * so that it stays apart from the USDT ranks' 0. */
+static uint64_t np_comm(uint64_t comm_id)
+{
+	return comm_id ? comm_id : 1;
+}
+
 /* The rank of a plugin record that names its communicator. */
 static struct srank *np_rank(struct rdt_stuck *s, const struct rdt_event *ev,
 			     uint64_t comm_id, bool make)
 {
 	struct srank *k = rank_get(s, ev->host, ev->rec.hdr.pid,
-				   comm_id ? comm_id : 1, make);
+				   np_comm(comm_id), make);
 
 	if (k && make && !*k->comm && ev->comm && *ev->comm)
 		snprintf(k->comm, sizeof(k->comm), "%s", ev->comm);
@@ -512,8 +518,7 @@ static void np_done(struct rdt_stuck *s, const struct rdt_event *ev,
 
 	if (!c->o.stopped || c->o.open_kids || !c->first || c->p2p)
 		return;
-	k = rank_get(s, ev->host, ev->rec.hdr.pid, c->comm_id ? c->comm_id : 1,
-		     false);
+	k = np_rank(s, ev, c->comm_id, false);
 	if (k && c->seq + 1 > k->last_seq)
 		k->last_seq = c->seq + 1;
 }
@@ -523,14 +528,13 @@ static void np_start(struct rdt_stuck *s, const struct rdt_event *ev)
 	const union rdt_record *r = &ev->rec;
 	const struct rdt_np_ids *ids = &r->np_stop.ids;
 	bool root = r->hdr.type == RDT_EV_NP_COLL || r->hdr.type == RDT_EV_NP_P2P;
-	struct rdt_np_open_ent *par;
 	struct stnp *e, *c;
 
 	if (s->np.n >= RDT_STUCK_MAX_NP) {
 		s->dropped_np++;
 		return;
 	}
-	e = (struct stnp *)rdt_np_open_start(&s->np, ev, root, &par);
+	e = (struct stnp *)rdt_np_open_start(&s->np, ev, root, NULL);
 	if (!e) {
 		s->dropped_np++;
 		return;
@@ -628,7 +632,7 @@ static void np_view(struct rdt_stuck *s, struct srank *k)
 		const struct stnp *c;
 
 		if (!e->o.key || e->o.pid != k->pid || e->o.host != k->host ||
-		    (e->comm_id ? e->comm_id : 1) != k->comm_id)
+		    np_comm(e->comm_id) != k->comm_id)
 			continue;
 		if (e->o.coll == e->o.id) {
 			if (e->o.open_kids && e->first && (!w || e->first < w->first))
@@ -692,7 +696,7 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	if (s->nranks && r->hdr.type != RDT_EV_COLL_MARK) {
 		/* The process's last event: on one of its ranks, the others
 		 * read it at report time (quiet()). */
-		struct srank *k = rank_of_pid(s, ev->host, r->hdr.pid);
+		struct srank *k = rank_lookup(s, ev->host, r->hdr.pid, NULL);
 
 		if (k && ev->ts > k->last_ev)
 			k->last_ev = ev->ts;
@@ -1197,6 +1201,7 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 {
 	for (size_t i = 0; i < s->nranks; i++) {
 		const struct srank *k = &s->ranks[i];
+		const char *proc = proc_word(proc_state(s, k));
 		char hb[80];
 
 		fprintf(o, "stuck: coll host=%s pid=%u comm=%s rank=%d nranks=%d op=%s",
@@ -1225,8 +1230,8 @@ static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
 		print_np_open(k, now, o);
 		if (k->comm_id > 1)
 			fprintf(o, " nccl_comm=0x%" PRIx64, k->comm_id);
-		if (proc_word(proc_state(s, k)))
-			fprintf(o, " proc=%s", proc_word(proc_state(s, k)));
+		if (proc)
+			fprintf(o, " proc=%s", proc);
 		fputc('\n', o);
 	}
 }
