@@ -41,6 +41,8 @@ for r in $(seq "$REPS"); do
 	one quiet "$W/big" "$N" -q
 	one stuck "$W/big" "$N" -q --stuck=2
 	one text "$W/big" "$N" -F text -w "$W/out.txt"
+	# The same with the tracker: rdmatrace-dump -f's own output is text.
+	one text_stuck "$W/big" "$N" -F text -w "$W/out.txt" --stuck=2
 	one json "$W/slow" "$NS" -F json -w "$W/out.json"
 	one perfetto "$W/slow" "$NS" -F perfetto -w "$W/out.pf"
 	one sqlite "$W/slow" "$NS" -F sqlite -w "$W/out.db"

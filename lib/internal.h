@@ -438,10 +438,14 @@ void rdt_wrmatch_free(struct rdt_wrmatch *m);
  * return the matching post's flow id and *post_ts, or 0. */
 uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 			   uint64_t *post_ts);
+/* The same; a poll's match also gives its WR's CQE time (0: none seen). */
+uint64_t rdt_wrmatch_event2(struct rdt_wrmatch *m, const struct rdt_event *ev,
+			    uint64_t *post_ts, uint64_t *cqe_ts);
 
 /* --stats of the NCCL profiler plugin's events (stats_nccl_plugin.c). */
 struct rdt_np_stats;
-struct rdt_np_stats *rdt_np_stats_new(void);
+struct rdt_slow;
+struct rdt_np_stats *rdt_np_stats_new(struct rdt_slow *slow);
 void rdt_np_stats_free(struct rdt_np_stats *s);
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev);
 /* Both retire every collective still kept for its children first. */
@@ -567,5 +571,29 @@ void rdt_ctr_stats_add(struct rdt_ctr_stats *s, const struct rdt_event *ev);
 void rdt_ctr_stats_window(struct rdt_ctr_stats *s, const struct rdt_event *ev);
 void rdt_ctr_stats_print(struct rdt_ctr_stats *s, FILE *o);
 void rdt_ctr_stats_print_json(struct rdt_ctr_stats *s, FILE *o);
+/* stats_slow.c: --stats' slow collectives (marked begin/end) */
+struct rdt_slow;
+struct rdt_slow *rdt_slow_new(void);
+void rdt_slow_free(struct rdt_slow *s);
+void rdt_slow_mark(struct rdt_slow *s, const struct rdt_event *ev);
+void rdt_slow_wr(struct rdt_slow *s, uint32_t host, uint32_t pid,
+		 uint32_t dev, uint32_t qpn, uint64_t wr_id, uint64_t post_ts,
+		 uint64_t done_ts);
+void rdt_slow_retry(struct rdt_slow *s, uint32_t host, uint32_t pid, bool rnr);
+void rdt_slow_counter(struct rdt_slow *s, const struct rdt_event *ev);
+/* One rank's whole span of a collective known only once it is over (NCCL's
+ * through its profiler plugin: its kernel channels' GPU time). */
+struct rdt_slow_span {
+	const char *name;
+	uint64_t comm, seq;		/* commHash, seqNumber */
+	int32_t rank, nranks;		/* nranks <= 0: not known */
+	uint32_t host, pid;
+	uint64_t begin, end;		/* trace clock */
+	uint64_t wr_lat, wr_id, wr_post;	/* its slowest WR; lat 0: none */
+	uint32_t wr_dev, wr_qpn;
+};
+void rdt_slow_span(struct rdt_slow *s, const struct rdt_slow_span *sp);
+void rdt_slow_print(struct rdt_slow *s, FILE *o);
+void rdt_slow_print_json(struct rdt_slow *s, FILE *o);
 
 #endif

@@ -280,13 +280,17 @@ static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 	rdt_ob_c(o, '}');
 }
 
+enum flow_kind { FLOW_START, FLOW_STEP, FLOW_END };
+
 static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
-		 uint32_t tid, uint64_t id, bool start)
+		 uint32_t tid, uint64_t id, enum flow_kind k)
 {
 	struct rdt_ob *o = begin(s);
 
-	if (start)
+	if (k == FLOW_START)
 		rdt_ob_lit(o, "{\"ph\":\"s\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
+	else if (k == FLOW_STEP)
+		rdt_ob_lit(o, "{\"ph\":\"t\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
 	else
 		rdt_ob_lit(o, "{\"ph\":\"f\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
 	rdt_ob_u(o, id);
@@ -296,9 +300,9 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 	rdt_ob_u(o, tid);
 	rdt_ob_lit(o, ",\"ts\":");
 	ts(o, ev->ts - s->first_ts);
-	if (start)
+	if (k == FLOW_START)
 		rdt_ob_c(o, '}');
-	else
+	else	/* bound to the slice that encloses it: the completion's */
 		rdt_ob_lit(o, ",\"bp\":\"e\"}");
 }
 
@@ -668,7 +672,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	struct pf *p = s->priv;
 	struct rdt_ob *o = &p->o;
 	const union rdt_record *r = &ev->rec;
-	uint64_t post_ts = 0, id;
+	uint64_t post_ts = 0, cqe_ts = 0, id;
 	uint32_t qpn = 0, pid, tid;
 	bool has_qpn;
 	char name[96];
@@ -703,6 +707,30 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
 		return;
+	case RDT_EV_STUCK:
+	case RDT_EV_UNSTUCK: {
+		/* --stuck's reports on their own track: each stuck item as
+		 * long as it has waited, the cause as an instant, and the
+		 * episode, at its end, as a span of its whole length. */
+		const struct rdt_ev_stuck *k = &r->stuck;
+
+		pid = host_pid(s, ev->host, MISC_PID);
+		host_track(s, ev->host, pid, 2, "host events", "stuck");
+		if (r->hdr.type == RDT_EV_UNSTUCK)
+			snprintf(name, sizeof(name), "stuck (episode %u)", k->episode);
+		else if (k->kind == RDT_STUCK_QP)
+			snprintf(name, sizeof(name), "stuck qp 0x%x wr_id %llu",
+				 k->qpn, (unsigned long long)k->wr_id);
+		else if (k->kind == RDT_STUCK_COLL)
+			snprintf(name, sizeof(name), "stuck %.40s rank %d seq %llu",
+				 k->text, k->rank, (unsigned long long)k->seq);
+		else
+			snprintf(name, sizeof(name), "stuck: %.88s", k->text);
+		slice(s, ev, pid, 2, name,
+		      k->kind == RDT_STUCK_CAUSE && r->hdr.type == RDT_EV_STUCK ?
+		      0 : k->waits_ns);
+		return;
+	}
 	case RDT_EV_PORT_COUNTER:
 		counter(s, ev);
 		return;
@@ -728,9 +756,13 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	else
 		snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
 	slice(s, ev, pid, tid, name, rdt_record_dur(r));
-	id = rdt_wrmatch_event(p->m, ev, &post_ts);
+	id = rdt_wrmatch_event2(p->m, ev, &post_ts, &cqe_ts);
+	/* post -> rxe's CQE -> the poll: the CQE a step of the arrow where
+	 * the QP is polled, its end where it is not */
 	if (id)
-		flow(s, ev, pid, tid, id, !rdt_is_completion(r));
+		flow(s, ev, pid, tid, id,
+		     !rdt_is_completion(r) ? FLOW_START :
+		     r->hdr.type == RDT_EV_RXE_CQE ? FLOW_STEP : FLOW_END);
 }
 
 static int pf_write(struct rdt_sink *s, const struct rdt_event *ev)

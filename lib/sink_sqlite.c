@@ -84,6 +84,11 @@ static const char schema[] =
 " devname TEXT, port INTEGER, dir TEXT, name TEXT, delta INTEGER,"
 " value INTEGER);\n"
 "CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n"
+/* --stuck's reports (ABI 1.11): a row per line, the episode's end too. */
+"CREATE TABLE stuck(ts_ns INTEGER, host INTEGER, episode INTEGER, what TEXT,"
+" kind TEXT, since_ns INTEGER, pid INTEGER, dev INTEGER, qpn INTEGER,"
+" dest_qpn INTEGER, wr_id INTEGER, outstanding INTEGER, retries INTEGER,"
+" rank INTEGER, nranks INTEGER, seq INTEGER, waits_ns INTEGER, text TEXT);\n"
 /* NCCL profiler plugin: one row per record; the event's own fields as
  * JSON (the same keys as the JSON sink), the tree in ev_id / parent. */
 "CREATE TABLE nccl_plugin(id INTEGER PRIMARY KEY, ts_ns INTEGER, host INTEGER,"
@@ -193,7 +198,7 @@ enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_XMIT,
 	ST_RETRY,
 	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_HOSTS, ST_SOURCES,
-	ST_DROPS, ST_LATE, ST_MAX
+	ST_DROPS, ST_LATE, ST_STUCK, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -229,6 +234,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_DROPS] = "INSERT INTO drops VALUES(?,?,?,?)",
 	[ST_LATE] = "INSERT INTO late_events VALUES(?,?,?,?,?,?)",
+	[ST_STUCK] = "INSERT INTO stuck VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -310,7 +316,8 @@ static __attribute__((noinline)) void bt(struct binder *b, const char *v, int ma
 		t->txt = p;
 		t->txt_cap = cap;
 	}
-	memcpy(t->txt + t->txt_len, v, n);
+	if (n)	/* an empty first text: no buffer yet, and memcpy(NULL) is UB */
+		memcpy(t->txt + t->txt_len, v, n);
 	c->t = C_TXT;
 	c->v.off = t->txt_len;
 	c->n = (int)n;
@@ -918,6 +925,49 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 	case RDT_NP_TYPE_FIRST ... RDT_NP_TYPE_LAST:
 		nccl_plugin(q, ev);
 		break;
+	case RDT_EV_STUCK:
+	case RDT_EV_UNSTUCK: {
+		const struct rdt_ev_stuck *k = &r->stuck;
+		bool qp = k->kind == RDT_STUCK_QP, coll = k->kind == RDT_STUCK_COLL;
+
+		b = start(q, ST_STUCK);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, k->episode);
+		bs(&b, r->hdr.type == RDT_EV_STUCK ? "stuck" : "unstuck", 8);
+		bs(&b, qp ? "qp" : coll ? "collective" : "cause", 16);
+		bi(&b, (int64_t)k->since_ns);
+		if (qp || coll)
+			bi(&b, r->hdr.pid);
+		else
+			bnull(&b);
+		if (qp && r->hdr.dev != RDT_NO_DEV)
+			bi(&b, r->hdr.dev);
+		else
+			bnull(&b);
+		if (qp) {
+			bi(&b, k->qpn);
+			bi(&b, k->dest_qpn);
+			bi(&b, (int64_t)k->wr_id);
+			bi(&b, k->outstanding);
+			bi(&b, k->retries);
+		} else {
+			for (int i = 0; i < 5; i++)
+				bnull(&b);
+		}
+		if (coll) {
+			bi(&b, k->rank);
+			bi(&b, k->nranks);
+			bi(&b, (int64_t)k->seq);
+		} else {
+			for (int i = 0; i < 3; i++)
+				bnull(&b);
+		}
+		bi(&b, (int64_t)k->waits_ns);
+		bt(&b, k->text, sizeof(k->text));
+		done(q, &b);
+		break;
+	}
 	case RDT_EV_PORT_COUNTER:
 		b = start(q, ST_CTR);
 		bi(&b, (int64_t)ev->ts);

@@ -13,6 +13,7 @@ struct qp_stat {
 	char devname[RDT_NAME_LEN + 1];
 	uint64_t sends, recvs, doorbells, wcs, wc_errors, rxe_cqes, modifies,
 		 send_bytes, retries;
+	uint32_t pid;			/* its last post's: the owner */
 	/* The QP's first completion with an error, and the flushes of the
 	 * same kind of record after it ("completion with error 12": which
 	 * QP, which WR, when, and what went down with it). */
@@ -41,12 +42,16 @@ struct rdt_stats {
 	struct rdt_wrmatch *m;
 	uint64_t *lat;
 	size_t nlat, caplat;
+	/* WRs rxe completed (CQE) and the process then polled: CQE -> poll */
+	uint64_t *poll_lat;
+	size_t npoll, cappoll;
 	bool sorted;
 	uint64_t hist[HIST_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
 	uint64_t unmatched;
 	uint64_t types[RDT_EV_MAX + 1];
 	struct rdt_np_stats *np;
 	struct rdt_ctr_stats *ctr;
+	struct rdt_slow *slow;
 	/* rxe packets sent on one host and received on another */
 	struct rdt_xpairs *xp;
 	bool xp_failed;
@@ -57,10 +62,13 @@ RDT_EXPORT struct rdt_stats *rdt_stats_new(void)
 	struct rdt_stats *st = calloc(1, sizeof(*st));
 
 	if (st && (!(st->m = rdt_wrmatch_new()) ||
-		   !(st->np = rdt_np_stats_new()) ||
+		   !(st->slow = rdt_slow_new()) ||
+		   !(st->np = rdt_np_stats_new(st->slow)) ||
 		   !(st->ctr = rdt_ctr_stats_new()))) {
 		rdt_wrmatch_free(st->m);
 		rdt_np_stats_free(st->np);
+		rdt_ctr_stats_free(st->ctr);
+		rdt_slow_free(st->slow);
 		free(st);
 		return NULL;
 	}
@@ -88,8 +96,10 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 	rdt_wrmatch_free(st->m);
 	rdt_np_stats_free(st->np);
 	rdt_ctr_stats_free(st->ctr);
+	rdt_slow_free(st->slow);
 	rdt_xpairs_free(st->xp);
 	free(st->lat);
+	free(st->poll_lat);
 	free(st);
 }
 
@@ -153,6 +163,57 @@ static void add_latency(struct rdt_stats *st, uint64_t ns)
 	st->hist[b]++;
 }
 
+/* CQE -> poll: how long rxe's completions waited to be polled. */
+static void add_split(struct rdt_stats *st, uint64_t ns)
+{
+	if (st->npoll == st->cappoll) {
+		size_t cap = st->cappoll ? st->cappoll * 2 : 1024;
+		uint64_t *v = realloc(st->poll_lat, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		st->poll_lat = v;
+		st->cappoll = cap;
+	}
+	st->poll_lat[st->npoll++] = ns;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The WRs seen completed twice, by rxe's CQE then by the poll: how long
+ * their completions waited to be polled (the latency above is post ->
+ * CQE for them).  On a sorted copy: printing leaves the stats as they are. */
+static void split_print(const struct rdt_stats *st, FILE *o, bool json)
+{
+	static const double q[] = { 0.5, 0.99, 1.0 };
+	static const char *const qn[] = { "p50", "p99", "max" };
+	uint64_t *v;
+
+	if (!st->npoll || !(v = malloc(st->npoll * sizeof(*v))))
+		return;
+	memcpy(v, st->poll_lat, st->npoll * sizeof(*v));
+	qsort(v, st->npoll, sizeof(*v), u64_cmp);
+	if (json)
+		fprintf(o, ",\"cqe_to_poll\":{\"count\":%zu", st->npoll);
+	else
+		fprintf(o, "  then polled (rxe's CQE -> the poll), %zu WRs:", st->npoll);
+	for (size_t i = 0; i < sizeof(q) / sizeof(*q); i++) {
+		uint64_t x = v[(size_t)(q[i] * (double)(st->npoll - 1))];
+
+		if (json)
+			fprintf(o, ",\"%s_ns\":%" PRIu64, qn[i], x);
+		else
+			fprintf(o, " %s %" PRIu64 " ns", qn[i], x);
+	}
+	fputs(json ? "}" : "\n", o);
+	free(v);
+}
+
 static bool is_collective(uint32_t fn)
 {
 	return fn >= RDT_NCCL_ALL_REDUCE && fn <= RDT_NCCL_RECV;
@@ -191,7 +252,7 @@ static double bus_factor(uint32_t fn, int n)
 RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
-	uint64_t post_ts = 0;
+	uint64_t post_ts = 0, cqe_ts = 0;
 	struct qp_stat *q = NULL;
 	uint32_t qpn;
 
@@ -202,8 +263,11 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	}
 	if (r->hdr.type == RDT_EV_PORT_COUNTER) {
 		rdt_ctr_stats_add(st->ctr, ev);
+		rdt_slow_counter(st->slow, ev);
 		return;
 	}
+	if (r->hdr.type == RDT_EV_COLL_MARK)
+		rdt_slow_mark(st->slow, ev);
 	if (r->hdr.type == RDT_EV_RXE_XMIT || r->hdr.type == RDT_EV_RXE_RCV) {
 		if (!st->xp && !st->xp_failed &&
 		    !(st->xp = rdt_xpairs_new(rdt_xpairs_cap())))
@@ -226,11 +290,13 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 	case RDT_EV_VERBS_POST_SEND:
 		q->sends++;
 		q->send_bytes += r->post_send.total_len;
+		q->pid = r->hdr.pid;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_RECV:
 	case RDT_EV_VERBS_POST_RECV:
 		q->recvs++;
+		q->pid = r->hdr.pid;
 		rdt_wrmatch_event(st->m, ev, &post_ts);
 		break;
 	case RDT_EV_POST_SEND_DB:
@@ -245,6 +311,8 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		break;
 	case RDT_EV_RXE_RETRY:
 		q->retries++;
+		rdt_slow_retry(st->slow, ev->host, q->pid,
+			       r->rxe_retry.kind == RDT_RXE_RNR);
 		break;
 	case RDT_EV_POLL_CQ_WC:
 	case RDT_EV_RXE_CQE:
@@ -258,9 +326,21 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 			q->wc_errors += r->rxe_cqe.status != 0;
 			qp_error(q, ev, r->rxe_cqe.status, 0, r->rxe_cqe.wr_id);
 		}
-		if (rdt_wrmatch_event(st->m, ev, &post_ts) && ev->ts >= post_ts)
-			add_latency(st, ev->ts - post_ts);
-		else
+		if (rdt_wrmatch_event2(st->m, ev, &post_ts, &cqe_ts) &&
+		    ev->ts >= post_ts) {
+			/* A WR's first completion is its latency; a poll
+			 * after rxe's CQE splits it (post -> CQE -> poll). */
+			if (!cqe_ts) {
+				add_latency(st, ev->ts - post_ts);
+				rdt_slow_wr(st->slow, ev->host,
+					    q->pid ? q->pid : r->hdr.pid, q->dev,
+					    qpn, r->hdr.type == RDT_EV_RXE_CQE ?
+					    r->rxe_cqe.wr_id : r->wc.wr_id,
+					    post_ts, ev->ts);
+			} else if (ev->ts >= cqe_ts && cqe_ts >= post_ts) {
+				add_split(st, ev->ts - cqe_ts);
+			}
+		} else
 			st->unmatched++;
 		break;
 	case RDT_EV_NCCL_CALL: {
@@ -453,6 +533,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 		rdt_stats_wr_latency(st, quantiles[i], &v);
 		fprintf(o, "  %-6s %12" PRIu64 " ns\n", qnames[i], v);
 	}
+	split_print(st, o, false);
 	for (int b = 0; b < HIST_BUCKETS; b++)
 		if (st->hist[b] > hmax)
 			hmax = st->hist[b];
@@ -482,6 +563,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 	}
 	rdt_np_stats_print(st->np, o);
 	rdt_ctr_stats_print(st->ctr, o);
+	rdt_slow_print(st->slow, o);
 	{
 		struct xcheck x;
 
@@ -573,6 +655,7 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 		rdt_stats_wr_latency(st, quantiles[i], &v);
 		fprintf(o, ",\"%s_ns\":%" PRIu64, qnames[i], v);
 	}
+	split_print(st, o, true);
 	fprintf(o, ",\"histogram\":[");
 	sep = "";
 	for (int b = 0; b < HIST_BUCKETS; b++)
@@ -597,6 +680,7 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 	fprintf(o, "]");
 	rdt_np_stats_print_json(st->np, o);
 	rdt_ctr_stats_print_json(st->ctr, o);
+	rdt_slow_print_json(st->slow, o);
 	{
 		struct xcheck x;
 

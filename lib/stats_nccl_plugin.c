@@ -28,6 +28,21 @@ struct np_ev {
 	uint32_t	qpn;
 	uint64_t	length;
 	char		func[RDT_NP_STR];
+	/* Coll: which one, by whom; its slowest WR (NET_IB post -> stop) */
+	uint64_t	seq, comm_id;
+	int32_t		rank;
+	uint64_t	wr_lat, wr_id, wr_post;
+	uint32_t	wr_qpn;
+	int32_t		wr_dev;
+	/* NET_IB */
+	uint64_t	wr_id_ib;
+};
+
+/* A communicator's size, from its COMM_INIT: a collective's ranks. */
+struct np_comm {
+	struct np_comm	*next;
+	uint64_t	comm_id;
+	int32_t		nranks;
 };
 
 struct np_func {
@@ -62,17 +77,21 @@ struct rdt_np_stats {
 	struct np_func	*funcs;
 	struct np_qp	*qps;
 	struct np_proc	*procs;
+	struct np_comm	*comms;
+	struct rdt_slow	*slow;		/* --stats' slow collectives */
 	uint64_t	skipped;
 };
 
 static void retire(void *ctx, struct rdt_np_open_ent *o);
 
-struct rdt_np_stats *rdt_np_stats_new(void)
+struct rdt_np_stats *rdt_np_stats_new(struct rdt_slow *slow)
 {
 	struct rdt_np_stats *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		rdt_np_open_init(&s->open, sizeof(struct np_ev), retire, s);
+		s->slow = slow;
+	}
 	return s;
 }
 
@@ -97,6 +116,12 @@ void rdt_np_stats_free(struct rdt_np_stats *s)
 
 		free(s->procs);
 		s->procs = n;
+	}
+	while (s->comms) {
+		struct np_comm *n = s->comms->next;
+
+		free(s->comms);
+		s->comms = n;
 	}
 	rdt_np_open_free(&s->open);
 	free(s);
@@ -190,6 +215,9 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 	switch (r->hdr.type) {
 	case RDT_EV_NP_COLL:
 		memcpy(e->func, r->np_coll.func, sizeof(e->func));
+		e->seq = r->np_coll.seq;
+		e->comm_id = r->np_coll.ids.comm_id;
+		e->rank = r->np_coll.ids.rank;
 		break;
 	case RDT_EV_NP_KERNEL_CH:
 		e->gpu_start = r->np_kernel_ch.gpu_start;
@@ -199,8 +227,52 @@ static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 		e->device = r->np_net_ib.device;
 		e->qpn = r->np_net_ib.qpn;
 		e->length = r->np_net_ib.length;
+		e->wr_id_ib = r->np_net_ib.wr_id;
 		break;
 	}
+}
+
+/* A communicator's size, as its COMM_INIT said (several: the last). */
+static void comm_size(struct rdt_np_stats *s, const struct rdt_ev_np_comm *c)
+{
+	struct np_comm *k;
+
+	for (k = s->comms; k; k = k->next)
+		if (k->comm_id == c->ids.comm_id)
+			break;
+	if (!k && (k = calloc(1, sizeof(*k)))) {
+		k->comm_id = c->ids.comm_id;
+		k->next = s->comms;
+		s->comms = k;
+	}
+	if (k)
+		k->nranks = c->nranks;
+}
+
+static int32_t comm_nranks(const struct rdt_np_stats *s, uint64_t comm_id)
+{
+	for (const struct np_comm *k = s->comms; k; k = k->next)
+		if (k->comm_id == comm_id)
+			return k->nranks;
+	return 0;
+}
+
+/* Its GPU span, on the trace clock through the process's GPU clock
+ * pairs, into the slow collectives (grouped across ranks). */
+static void slow_span(struct rdt_np_stats *s, const struct np_ev *e,
+		      const struct np_proc *p)
+{
+	struct rdt_slow_span sp = {
+		.name = e->func, .comm = e->comm_id, .seq = e->seq,
+		.rank = e->rank, .nranks = comm_nranks(s, e->comm_id),
+		.host = e->o.host, .pid = e->o.pid,
+		.begin = (uint64_t)((int64_t)e->gpu_start + p->min_diff),
+		.end = (uint64_t)((int64_t)e->gpu_stop + p->min_diff),
+		.wr_lat = e->wr_lat, .wr_id = e->wr_id, .wr_post = e->wr_post,
+		.wr_dev = (uint32_t)e->wr_dev, .wr_qpn = e->wr_qpn,
+	};
+
+	rdt_slow_span(s->slow, &sp);
 }
 
 /* A collective whose children are done: into its function's figures. */
@@ -216,6 +288,9 @@ static void retire(void *ctx, struct rdt_np_open_ent *o)
 		if (e->gpu_stop) {
 			uint64_t g = e->gpu_stop - e->gpu_start;
 			struct np_proc *p = proc_get(s, o->host, o->pid);
+
+			if (p && p->pairs && s->slow)
+				slow_span(s, e, p);
 
 			f->gpu_ns += g;
 			f->gpu_n++;
@@ -266,6 +341,13 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 		if (c) {
 			c->wrs++;
 			c->wr_bytes += e->length;
+			if (dur > c->wr_lat) {
+				c->wr_lat = dur;
+				c->wr_id = e->wr_id_ib;
+				c->wr_post = e->ts;
+				c->wr_qpn = e->qpn;
+				c->wr_dev = e->device;
+			}
 		}
 		q = qp_get(s, e);
 		if (q) {
@@ -307,6 +389,8 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 		s->skipped++;
 		return;
 	case RDT_EV_NP_COMM_INIT:
+		comm_size(s, &ev->rec.np_comm);
+		return;
 	case RDT_EV_NP_COMM_FINI:
 	case RDT_EV_NP_COLL_OLD:	/* more fields of its Coll: no event */
 		return;

@@ -143,6 +143,13 @@ struct srank {
 	const struct stnp *waits;	/* the op longest in its state; valid
 					 * until the next event moves entries */
 	uint64_t last_ev;	/* its last event of any kind */
+	uint64_t proc_last;	/* its process's (all its ranks), as of
+				 * the last refresh() */
+	uint64_t proc_start;	/* /proc's starttime, first seen; 0: none */
+	/* refresh()'s scratch: the collective it waits in, its peers */
+	const struct stnp *w;
+	uint8_t npeers;
+	struct { int32_t peer; bool send; } peer_seen[8];
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
 	bool reported;
@@ -156,11 +163,18 @@ struct rdt_stuck {
 	uint64_t dropped_ranks;
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
+	/* The last QP seen in each of QCACHE slots (by qpn): most events are
+	 * a few QPs' posts and completions, and a hit skips the hash probe
+	 * (the tracker's cost per event is make bench's figure 3).  Cleared
+	 * at each rehash, which moves the entries. */
+	struct sqp *qcache[256];
 	uint64_t dropped_qps;
 	struct rdt_np_open np;	/* plugin events open, of struct stnp */
 	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
 	bool procs;		/* host 0's ranks are this machine's processes */
 	bool stuck;		/* the last check found something stuck */
+	rdt_stuck_record_fn emit;	/* reports as records, if set */
+	void *emit_ctx;
 	uint64_t since;		/* when it was first seen stuck */
 	uint64_t episodes;
 };
@@ -229,12 +243,29 @@ static bool rehash(struct rdt_stuck *s, size_t cap)
 	s->qps = t;
 	s->cap = cap;
 	s->n = n;
+	memset(s->qcache, 0, sizeof(s->qcache));
 	return true;
 }
 
 /* The live QP of (host, dev, qpn); made when @make; NULL when full. */
-static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
-			   uint32_t qpn, bool make)
+static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
+				uint32_t dev, uint32_t qpn, bool make);
+
+static inline struct sqp *qp_find(struct rdt_stuck *s, uint32_t host,
+				  uint32_t dev, uint32_t qpn, bool make)
+{
+	struct sqp *q = s->qcache[(qpn ^ dev ^ host) & 255];
+
+	if (q && q->qpn == qpn && q->dev == dev && q->host == host && !q->dead)
+		return q;
+	q = qp_find_slow(s, host, dev, qpn, make);
+	if (q)
+		s->qcache[(qpn ^ dev ^ host) & 255] = q;
+	return q;
+}
+
+static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
+				uint32_t dev, uint32_t qpn, bool make)
 {
 	size_t i, mask;
 
@@ -273,7 +304,7 @@ static struct sqp *qp_find(struct rdt_stuck *s, uint32_t host, uint32_t dev,
  * changes or a name still unknown is given (two snprintf()s a post were
  * most of the tracker's cost; a trace without device names made them
  * again on every post). */
-static void qp_who(struct sqp *q, const struct rdt_event *ev)
+static inline __attribute__((always_inline)) void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
 	if (q->pid == ev->rec.hdr.pid &&
 	    (q->comm[0] || !ev->comm || !*ev->comm) &&
@@ -286,7 +317,7 @@ static void qp_who(struct sqp *q, const struct rdt_event *ev)
 		snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
 }
 
-static void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
+static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_post_send *p = &ev->rec.post_send;
 	struct sqp *q;
@@ -345,7 +376,7 @@ static void post_fail(struct rdt_stuck *s, const struct rdt_event *ev)
 		q->n--;
 }
 
-static void send_done(struct sqp *q, uint64_t wr_id)
+static inline void send_done(struct sqp *q, uint64_t wr_id)
 {
 	uint32_t i;
 
@@ -363,7 +394,7 @@ static void send_done(struct sqp *q, uint64_t wr_id)
 	q->retries = q->rnr = 0;
 }
 
-static void completion(struct rdt_stuck *s, const struct rdt_event *ev,
+static inline __attribute__((always_inline)) void completion(struct rdt_stuck *s, const struct rdt_event *ev,
 		       uint32_t qpn, uint64_t wr_id, uint32_t status,
 		       uint32_t opcode, uint32_t vendor_err)
 {
@@ -615,80 +646,210 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 		np_done(s, ev, c);
 }
 
-/* A rank's view of its open plugin events (report time): the oldest
- * collective it waits in, what is open under it, and by which peers. */
-static void np_view(struct rdt_stuck *s, struct srank *k)
+/*
+ * The ranks by (host, pid, comm_id), for refresh(): open addressing over
+ * indexes into s->ranks, rebuilt at each report (ranks are few, the
+ * table of open plugin events may be large: one pass over it, not one a
+ * rank, so that a ring full of open events cannot stall the reader).
+ */
+struct rank_index {
+	uint32_t *v;		/* rank index + 1; 0: free */
+	size_t mask;
+};
+
+static size_t rank_hash(uint32_t host, uint32_t pid, uint64_t comm)
 {
-	const struct stnp *w = NULL;
-	struct { int32_t peer; bool send; } peers[8];
-	size_t len = 0, npeers = 0, j;
+	uint64_t h = ((uint64_t)host << 32 | pid) * 0x9e3779b97f4a7c15ull ^
+		     comm * 0xc2b2ae3d27d4eb4full;
 
-	k->kch = k->ops = 0;
-	k->peers[0] = 0;
-	k->oldest_open = 0;
-	k->waits = NULL;
-	for (size_t i = 0; i < s->np.cap; i++) {
+	return (size_t)(h ^ h >> 31);
+}
+
+/* @proc: keyed by (host, pid) only, each process's first rank. */
+static bool rank_index_build(const struct rdt_stuck *s, struct rank_index *x,
+			     bool proc)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * s->nranks)
+		cap *= 2;
+	x->v = calloc(cap, sizeof(*x->v));
+	x->mask = cap - 1;
+	if (!x->v)
+		return false;
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *k = &s->ranks[i];
+		size_t j = rank_hash(k->host, k->pid, proc ? 0 : k->comm_id) & x->mask;
+		bool dup = false;
+
+		for (; x->v[j] && !dup; j = (j + 1) & x->mask) {
+			const struct srank *o = &s->ranks[x->v[j] - 1];
+
+			dup = proc && o->host == k->host && o->pid == k->pid;
+		}
+		if (!dup)
+			x->v[j] = (uint32_t)i + 1;
+	}
+	return true;
+}
+
+static struct srank *rank_index_find(struct rdt_stuck *s,
+				     const struct rank_index *x, uint32_t host,
+				     uint32_t pid, uint64_t comm, bool proc)
+{
+	for (size_t j = rank_hash(host, pid, comm) & x->mask; x->v[j];
+	     j = (j + 1) & x->mask) {
+		struct srank *k = &s->ranks[x->v[j] - 1];
+
+		if (k->host == host && k->pid == pid &&
+		    (proc || k->comm_id == comm))
+			return k;
+	}
+	return NULL;
+}
+
+/* One open plugin event into its rank's view: the oldest collective it
+ * waits in, what is open under it, and by which peers. */
+static void np_view_add(struct rdt_stuck *s, struct srank *k,
+			const struct stnp *e)
+{
+	const struct stnp *c;
+	size_t len, j;
+
+	if (e->o.coll == e->o.id) {
+		if (e->o.open_kids && e->first && (!k->w || e->first < k->w->first))
+			k->w = e;
+		return;
+	}
+	if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
+		return;
+	c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
+	if (!c)
+		return;
+	if (!k->oldest_open || e->ts < k->oldest_open)
+		k->oldest_open = e->ts;
+	if (e->type == RDT_EV_NP_KERNEL_CH) {
+		k->kch++;
+		return;
+	}
+	k->ops++;
+	if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
+		k->waits = e;
+	for (j = 0; j < k->npeers; j++)
+		if (k->peer_seen[j].peer == e->peer &&
+		    k->peer_seen[j].send == e->is_send)
+			return;
+	if (k->npeers == sizeof(k->peer_seen) / sizeof(k->peer_seen[0]))
+		return;
+	k->peer_seen[k->npeers].peer = e->peer;
+	k->peer_seen[k->npeers++].send = e->is_send;
+	len = strlen(k->peers);
+	snprintf(k->peers + len, sizeof(k->peers) - len, "%s%s%d",
+		 len ? "," : "", e->is_send ? ">" : "<", e->peer);
+}
+
+/*
+ * At report time (@now, trace time): each rank's process's last event,
+ * and each plugin rank's view of its open events, in one pass over the
+ * ranks and one over the table (first the collectives done long ago
+ * leave it).
+ */
+static void refresh(struct rdt_stuck *s, uint64_t now)
+{
+	struct rank_index x = { 0 }, px = { 0 };
+
+	if (s->np.n)
+		rdt_np_open_linger(&s->np, now);
+	if (!s->nranks || !rank_index_build(s, &x, false) ||
+	    !rank_index_build(s, &px, true)) {
+		free(x.v);
+		return;
+	}
+	/* A process's last event is on one of its ranks (rdt_stuck_add):
+	 * the maximum goes to its first rank in px, then back to each. */
+	for (size_t i = 0; i < s->nranks; i++)
+		s->ranks[i].proc_last = 0;
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		struct srank *f = rank_index_find(s, &px, k->host, k->pid, 0, true);
+
+		if (f && k->last_ev > f->proc_last)
+			f->proc_last = k->last_ev;
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		struct srank *f = rank_index_find(s, &px, k->host, k->pid, 0, true);
+
+		if (f)
+			k->proc_last = f->proc_last;
+		if (!k->comm_id)
+			continue;
+		k->kch = k->ops = 0;
+		k->peers[0] = 0;
+		k->oldest_open = 0;
+		k->waits = NULL;
+		k->w = NULL;
+		k->npeers = 0;
+	}
+	for (size_t i = 0; s->np.n && i < s->np.cap; i++) {
 		const struct stnp *e = (const struct stnp *)(s->np.v + i * s->np.esz);
-		const struct stnp *c;
+		struct srank *k;
 
-		if (!e->o.key || e->o.pid != k->pid || e->o.host != k->host ||
-		    np_comm(e->comm_id) != k->comm_id)
+		if (!e->o.key)
 			continue;
-		if (e->o.coll == e->o.id) {
-			if (e->o.open_kids && e->first && (!w || e->first < w->first))
-				w = e;
+		k = rank_index_find(s, &x, e->o.host, e->o.pid,
+				    np_comm(e->comm_id), false);
+		if (k)
+			np_view_add(s, k, e);
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		const struct stnp *w = k->w;
+
+		if (!k->comm_id)
 			continue;
+		k->begun = 0;
+		k->p2p_peer = -1;
+		if (!w)
+			continue;
+		k->begun = w->first;
+		k->seq = w->p2p ? k->last_seq : w->seq;
+		k->p2p_peer = w->p2p ? w->peer : -1;
+		snprintf(k->func, sizeof(k->func), "%s", w->func);
+	}
+	free(x.v);
+	free(px.v);
+}
+
+static __attribute__((noinline)) void stuck_add(struct rdt_stuck *s,
+						 const struct rdt_event *ev);
+
+/*
+ * Per event: the two kinds that are most of a trace, a send posted and a
+ * completion polled, on a short path (the tracker's cost is make bench's
+ * figure 3); everything else, and every event once ranks are tracked
+ * (their last event is kept), out of line.
+ */
+RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	uint16_t t = r->hdr.type;
+
+	if (!s->nranks) {
+		if (t == RDT_EV_POST_SEND || t == RDT_EV_VERBS_POST_SEND) {
+			post_send(s, ev);
+			return;
 		}
-		if (e->type != RDT_EV_NP_KERNEL_CH && e->type != RDT_EV_NP_PROXY_OP)
-			continue;
-		c = (const struct stnp *)rdt_np_open_coll(&s->np, &e->o);
-		if (!c)
-			continue;
-		if (!k->oldest_open || e->ts < k->oldest_open)
-			k->oldest_open = e->ts;
-		if (e->type == RDT_EV_NP_KERNEL_CH) {
-			k->kch++;
-			continue;
-		}
-		k->ops++;
-		if (e->state && (!k->waits || e->state_ts < k->waits->state_ts))
-			k->waits = e;
-		for (j = 0; j < npeers; j++)
-			if (peers[j].peer == e->peer && peers[j].send == e->is_send)
-				break;
-		if (j == npeers && npeers < sizeof(peers) / sizeof(peers[0])) {
-			peers[npeers].peer = e->peer;
-			peers[npeers++].send = e->is_send;
-			len += (size_t)snprintf(k->peers + len, sizeof(k->peers) - len,
-						"%s%s%d", len ? "," : "",
-						e->is_send ? ">" : "<", e->peer);
-			if (len >= sizeof(k->peers))
-				len = sizeof(k->peers) - 1;
+		if (t == RDT_EV_POLL_CQ_WC || t == RDT_EV_VERBS_WC) {
+			completion(s, ev, r->wc.qpn, r->wc.wr_id, r->wc.status,
+				   r->wc.opcode, r->wc.vendor_err);
+			return;
 		}
 	}
-	k->begun = 0;
-	k->p2p_peer = -1;
-	if (!w)
-		return;
-	k->begun = w->first;
-	k->seq = w->p2p ? k->last_seq : w->seq;
-	k->p2p_peer = w->p2p ? w->peer : -1;
-	snprintf(k->func, sizeof(k->func), "%s", w->func);
+	stuck_add(s, ev);
 }
 
-/* Every plugin rank's view, at @now (trace time): first the collectives
- * done long ago leave the table. */
-static void np_refresh(struct rdt_stuck *s, uint64_t now)
-{
-	if (!s->np.n)
-		return;
-	rdt_np_open_linger(&s->np, now);
-	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].comm_id)
-			np_view(s, &s->ranks[i]);
-}
-
-RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
+static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
 	struct sqp *q;
@@ -961,13 +1122,18 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 /*
  * What /proc says of a rank's process (live, this machine): its state
  * letter (R, S, D, T stopped, t traced, Z), or 0 when it is gone: no
- * entry, or one of another command (its pid reused).  '?' when /proc
- * could not be read.  The file is read once, bounded, and parsed from
- * the last ')' (a command name may hold anything).
+ * entry, or another process under its pid.  A pid reused is told by the
+ * process's start time (field 22), kept from the first read; before one,
+ * by a command name of another length or other letters (a thread may
+ * rename itself, so names are only a fallback).  '?' when /proc could not
+ * be read.  The file is read once, bounded, and parsed from the last ')'
+ * (a command name may hold anything).
  */
-static char proc_state(const struct rdt_stuck *s, const struct srank *k)
+static char proc_state(const struct rdt_stuck *s, struct srank *k)
 {
-	char path[32], buf[512], *open_, *close_;
+	char path[32], buf[512], *open_, *close_, *f22;
+	unsigned long long start = 0;
+	bool other;
 	size_t n;
 	FILE *f;
 
@@ -984,9 +1150,21 @@ static char proc_state(const struct rdt_stuck *s, const struct srank *k)
 	close_ = strrchr(buf, ')');
 	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
 		return '?';
-	if (*k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
-	    strncmp(open_ + 1, k->comm, strlen(k->comm)))
+	/* fields 3.. follow ") ": the 22nd is the 20th of them */
+	f22 = close_ + 2;
+	for (int i = 0; i < 19 && f22; i++)
+		f22 = strchr(f22, ' ') ? strchr(f22, ' ') + 1 : NULL;
+	other = *k->comm && (size_t)(close_ - open_ - 1) == strlen(k->comm) &&
+		strncmp(open_ + 1, k->comm, strlen(k->comm));
+	if (f22 && sscanf(f22, "%llu", &start) == 1 && start) {
+		if (k->proc_start)
+			return k->proc_start == start ? close_[2] : 0;
+		if (other)
+			return 0;
+		k->proc_start = start;
+	} else if (other) {
 		return 0;
+	}
 	return close_[2];
 }
 
@@ -1028,16 +1206,14 @@ static const char *coll_op(const struct srank *k)
 	return k->op == 1 ? "allreduce" : "collective";
 }
 
-/* Since the rank's process traced anything (any of its ranks' events). */
+/* Since the rank's process traced anything (any of its ranks' events,
+ * as of the last refresh()). */
 static uint64_t quiet(const struct rdt_stuck *s, const struct srank *k,
 		      uint64_t now)
 {
-	uint64_t last = k->last_ev;
+	uint64_t last = k->proc_last > k->last_ev ? k->proc_last : k->last_ev;
 
-	for (size_t i = 0; i < s->nranks; i++)
-		if (s->ranks[i].pid == k->pid && s->ranks[i].host == k->host &&
-		    s->ranks[i].last_ev > last)
-			last = s->ranks[i].last_ev;
+	(void)s;
 	return now > last ? now - last : 0;
 }
 
@@ -1086,7 +1262,7 @@ static uint64_t position(const struct srank *k)
  * ranks of the waiting rank's NCCL communicator, or (USDT) with its
  * nranks.
  */
-static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
+static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
@@ -1107,7 +1283,7 @@ static bool coll_cause(const struct rdt_stuck *s, uint64_t now, bool strong,
 		    position(&s->ranks[i]) > front)
 			front = position(&s->ranks[i]);
 	for (size_t i = 0; i < s->nranks; i++) {
-		const struct srank *k = &s->ranks[i];
+		struct srank *k = &s->ranks[i];
 		uint64_t since, un;
 
 		if (!same_job(k, w))
@@ -1196,11 +1372,11 @@ static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
-static void print_colls(const struct rdt_stuck *s, const struct rdt_reader *r,
+static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 			uint64_t now, FILE *o)
 {
 	for (size_t i = 0; i < s->nranks; i++) {
-		const struct srank *k = &s->ranks[i];
+		struct srank *k = &s->ranks[i];
 		const char *proc = proc_word(proc_state(s, k));
 		char hb[80];
 
@@ -1269,6 +1445,116 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 	fflush(o);
 }
 
+/* ---- the report as records (ABI 1.11) ----------------------------------- */
+
+RDT_EXPORT void rdt_stuck_on_record(struct rdt_stuck *s, rdt_stuck_record_fn fn,
+				    void *ctx)
+{
+	s->emit = fn;
+	s->emit_ctx = ctx;
+}
+
+/* Printable bytes only: the text comes from process and device names. */
+static void put_text(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < size && src[i]; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	memset(dst + i, 0, size - i);
+}
+
+static void emit(struct rdt_stuck *s, uint16_t type, uint32_t kind,
+		 uint32_t host, uint64_t now, struct rdt_ev_stuck *k)
+{
+	struct rdt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	k->hdr.magic = RDT_REC_MAGIC;
+	k->hdr.version = RDT_ABI_MAJOR;
+	k->hdr.source = RDT_SRC_USER;
+	k->hdr.type = type;
+	k->hdr.size = sizeof(*k);
+	k->hdr.ts_ns = now;
+	k->episode = (uint32_t)s->episodes;
+	k->kind = kind;
+	k->since_ns = s->since;
+	ev.rec.stuck = *k;
+	ev.ts = now;
+	ev.host = host;
+	s->emit(s->emit_ctx, &ev);
+}
+
+/* A report's records: its cause line (from the printed report), then one
+ * per stuck QP and per rank waiting in a collective. */
+static void emit_report(struct rdt_stuck *s, const char *report,
+			const struct hit *v, size_t n, uint64_t now)
+{
+	const char *c = report ? strstr(report, "stuck: cause: ") : NULL;
+	struct rdt_ev_stuck k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.dev = RDT_NO_DEV;
+	if (c) {
+		char line[sizeof(k.text)];
+		const char *e;
+		size_t len;
+
+		c += strlen("stuck: cause: ");
+		e = strchr(c, '\n');
+		len = e ? (size_t)(e - c) : strlen(c);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, c, len);
+		line[len] = 0;
+		put_text(k.text, sizeof(k.text), line);
+	}
+	emit(s, RDT_EV_STUCK, RDT_STUCK_CAUSE, 0, now, &k);
+	for (size_t i = 0; i < n; i++) {
+		const struct sqp *q = v[i].q;
+		char t[sizeof(k.text)];
+
+		memset(&k, 0, sizeof(k));
+		k.hdr.pid = k.hdr.tid = q->pid;
+		k.hdr.dev = q->dev;
+		k.qpn = q->qpn;
+		k.dest_qpn = q->dest_qpn;
+		k.outstanding = q->n;
+		k.wr_id = q->n ? q->q[q->head].wr_id : 0;
+		k.retries = (uint32_t)(q->retries + q->rnr);
+		k.waits_ns = now >= waits_since(q) ? now - waits_since(q) : 0;
+		snprintf(t, sizeof(t), "%.16s %.64s", q->comm, q->devname);
+		put_text(k.text, sizeof(k.text), t);
+		emit(s, RDT_EV_STUCK, RDT_STUCK_QP, q->host, now, &k);
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *w = &s->ranks[i];
+
+		if (!coll_waiting(w, now, s->limit))
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.hdr.pid = k.hdr.tid = w->pid;
+		k.hdr.dev = RDT_NO_DEV;
+		k.rank = w->rank;
+		k.nranks = w->nranks;
+		k.seq = w->seq;
+		k.waits_ns = now - w->begun;
+		put_text(k.text, sizeof(k.text), coll_op(w));
+		emit(s, RDT_EV_STUCK, RDT_STUCK_COLL, w->host, now, &k);
+	}
+}
+
+static void emit_moving(struct rdt_stuck *s, uint64_t now)
+{
+	struct rdt_ev_stuck k;
+
+	memset(&k, 0, sizeof(k));
+	k.hdr.dev = RDT_NO_DEV;
+	k.waits_ns = now >= s->since ? now - s->since : 0;
+	put_text(k.text, sizeof(k.text), "moving");
+	emit(s, RDT_EV_UNSTUCK, RDT_STUCK_CAUSE, 0, now, &k);
+}
+
 RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
@@ -1276,7 +1562,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	struct hit *v;
 	bool changed = false;
 
-	np_refresh(s, now);
+	refresh(s, now);
 	v = collect(s, now, s->limit, &n);
 
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
@@ -1324,7 +1610,27 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			s->since = t + s->limit;
 			s->episodes++;
 		}
-		print_report(s, r, v, n, now, s->stuck ? "changed" : "new", o);
+		if (s->emit) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&buf, &len);
+
+			if (m) {
+				print_report(s, r, v, n, now,
+					     s->stuck ? "changed" : "new", m);
+				fclose(m);
+				fputs(buf, o);
+				fflush(o);
+			} else {
+				print_report(s, r, v, n, now,
+					     s->stuck ? "changed" : "new", o);
+			}
+			emit_report(s, buf, v, n, now);
+			free(buf);
+		} else {
+			print_report(s, r, v, n, now,
+				     s->stuck ? "changed" : "new", o);
+		}
 		for (size_t i = 0; i < n; i++) {
 			v[i].q->reported = true;
 			v[i].q->reported_wr_ts = waits_since(v[i].q);
@@ -1333,6 +1639,8 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s)\n",
 			secs(now), secs(s->limit), secs(now - s->since));
 		fflush(o);
+		if (s->emit)
+			emit_moving(s, now);
 	}
 	s->stuck = n || nc;
 	free(v);
@@ -1345,7 +1653,7 @@ RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 	size_t n;
 	struct hit *v;
 
-	np_refresh(s, now);
+	refresh(s, now);
 	v = collect(s, now, 0, &n);
 	print_report(s, r, v, n, now, "asked", o);
 	free(v);

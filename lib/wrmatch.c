@@ -13,6 +13,14 @@
  * entries were 42 % of a conversion to SQLite at 400 k events, and all of
  * the Perfetto sink's growth with trace length.)
  *
+ * One WR may complete twice in a trace: rxe writes its CQE (RDT_EV_RXE_CQE,
+ * --rxe) and the application polls it (the module's POLL_CQ_WC, --verbs'
+ * VERBS_WC).  A post is matched by each kind, once: a CQE marks the oldest
+ * post of its key it has not marked, a poll takes the oldest post.  A QP
+ * that CQE_ONLY CQEs came for and no poll is one nothing polls in this
+ * trace (a kernel consumer traced by --rxe alone): from then on its CQEs
+ * take the posts they mark, and the marked ones before go then too.
+ *
  * A failed post (POST_FAIL, ABI 1.4) follows its call's WR records, which
  * share the call's timestamp: the WRs from bad_index on were not posted
  * and never complete, and a repost of the same wr_id must not match them.
@@ -29,6 +37,7 @@
 
 struct pend {
 	uint64_t ts, flow;
+	uint64_t cqe;		/* its CQE's time; 0: none yet */
 };
 
 struct wkey {
@@ -50,12 +59,27 @@ struct recent {
 	uint16_t index;
 };
 
+#define CQE_ONLY 64
+
+/* Per QP (host, dev, qpn): polled, or how many CQEs came before a poll. */
+struct qpst {
+	uint64_t key;		/* 0: free */
+	uint32_t cqes;
+	bool polled;
+};
+
+struct qptab {
+	struct qpst *v;		/* open addressing, power of two */
+	size_t cap, n;
+};
+
 struct rdt_wrmatch {
 	struct went *t;		/* power-of-two slots */
 	size_t cap, n;
 	uint64_t next_flow;
 	struct recent r[RECENT];
 	uint64_t nr;		/* posts ever put in r */
+	struct qptab qps;
 };
 
 struct rdt_wrmatch *rdt_wrmatch_new(void)
@@ -71,6 +95,7 @@ void rdt_wrmatch_free(struct rdt_wrmatch *m)
 		if (m->t[i].h && m->t[i].cap > 1)
 			free(m->t[i].q);
 	free(m->t);
+	free(m->qps.v);
 	free(m);
 }
 
@@ -195,7 +220,7 @@ static void enqueue(struct went *e, uint64_t ts, uint64_t flow)
 			return;
 		}
 	}
-	qv(e)[(e->head + e->n) % e->cap] = (struct pend){ ts, flow };
+	qv(e)[(e->head + e->n) % e->cap] = (struct pend){ ts, flow, 0 };
 	e->n++;
 }
 
@@ -248,14 +273,122 @@ static void post_failed(struct rdt_wrmatch *m, const struct rdt_event *ev)
 	}
 }
 
-uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
-			   uint64_t *post_ts)
+static uint64_t qp_key(const struct wkey *k)
+{
+	return ((uint64_t)k->host << 48 ^ (uint64_t)k->dev << 32 ^ k->qpn) + 1;
+}
+
+static size_t qp_slot(uint64_t key, size_t cap)
+{
+	return (size_t)(key * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+}
+
+/* The state of @k's QP; made if missing (NULL when out of memory). */
+static struct qpst *qp_get(struct rdt_wrmatch *m, const struct wkey *k)
+{
+	struct qptab *t = &m->qps;
+	uint64_t key = qp_key(k);
+	size_t i;
+
+	for (i = t->cap ? qp_slot(key, t->cap) : 0; t->cap && t->v[i].key;
+	     i = (i + 1) & (t->cap - 1))
+		if (t->v[i].key == key)
+			return &t->v[i];
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct qpst *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->v[j].key)
+				continue;
+			for (i = qp_slot(t->v[j].key, cap); v[i].key;
+			     i = (i + 1) & (cap - 1))
+				;
+			v[i] = t->v[j];
+		}
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
+		for (i = qp_slot(key, cap); v[i].key; i = (i + 1) & (cap - 1))
+			;
+	}
+	t->v[i] = (struct qpst){ .key = key };
+	t->n++;
+	return &t->v[i];
+}
+
+/* Drop the post at the head of @e's queue. */
+static void take_head(struct rdt_wrmatch *m, struct went *e)
+{
+	e->head = (e->head + 1) % e->cap;
+	if (!--e->n)
+		del(m, e);
+}
+
+/* A CQE: the oldest post of its key without one. */
+static uint64_t wc_cqe(struct rdt_wrmatch *m, const struct wkey *k,
+		       uint64_t ts, uint64_t *post_ts)
+{
+	struct went *e = find(m, k, khash(k));
+	struct qpst *q = qp_get(m, k);
+	struct pend *p = NULL;
+	uint64_t flow;
+	uint32_t i;
+
+	for (i = 0; e && i < e->n && !p; i++) {
+		struct pend *c = &qv(e)[(e->head + i) % e->cap];
+
+		if (!c->cqe)
+			p = c;
+	}
+	if (!p)
+		return 0;
+	p->cqe = ts ? ts : 1;
+	*post_ts = p->ts;
+	flow = p->flow;
+	/* Nothing polls it: its marked posts go (the head ones, in order). */
+	if (!q || (!q->polled && ++q->cqes >= CQE_ONLY))
+		while (e->n && qv(e)[e->head].cqe) {
+			bool last = e->n == 1;
+
+			take_head(m, e);
+			if (last)
+				break;
+		}
+	return flow;
+}
+
+/* A poll: the oldest post of its key, its CQE's time in *@cqe_ts (0 if
+ * none). */
+static uint64_t wc_poll(struct rdt_wrmatch *m, const struct wkey *k,
+			uint64_t *post_ts, uint64_t *cqe_ts)
+{
+	struct went *e = find(m, k, khash(k));
+	struct qpst *q = qp_get(m, k);
+	struct pend p;
+
+	if (q)
+		q->polled = true;
+	if (!e || !e->n)
+		return 0;
+	p = qv(e)[e->head];
+	*post_ts = p.ts;
+	*cqe_ts = p.cqe;
+	take_head(m, e);
+	return p.flow;
+}
+
+uint64_t rdt_wrmatch_event2(struct rdt_wrmatch *m, const struct rdt_event *ev,
+			    uint64_t *post_ts, uint64_t *cqe_ts)
 {
 	const union rdt_record *r = &ev->rec;
 	struct wkey k;
 	struct went *e;
-	struct pend p;
 	uint64_t h;
+
+	*cqe_ts = 0;
 
 	k.host = ev->host;
 	k.dev = r->hdr.dev;
@@ -305,13 +438,15 @@ uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
 	default:
 		return 0;
 	}
-	e = find(m, &k, khash(&k));
-	if (!e || !e->n)
-		return 0;
-	p = qv(e)[e->head];
-	*post_ts = p.ts;
-	e->head = (e->head + 1) % e->cap;
-	if (!--e->n)
-		del(m, e);
-	return p.flow;
+	if (r->hdr.type == RDT_EV_RXE_CQE)
+		return wc_cqe(m, &k, ev->ts, post_ts);
+	return wc_poll(m, &k, post_ts, cqe_ts);
+}
+
+uint64_t rdt_wrmatch_event(struct rdt_wrmatch *m, const struct rdt_event *ev,
+			   uint64_t *post_ts)
+{
+	uint64_t c;
+
+	return rdt_wrmatch_event2(m, ev, post_ts, &c);
 }

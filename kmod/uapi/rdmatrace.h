@@ -55,8 +55,10 @@
  * (no dur_ns): readers take it, dur_ns 0.
  * 1.10: RDT_SRC_VERBS and its records (136..139): a userspace provider's
  * own post_send, post_recv, post_srq_recv and poll_cq, by uprobe.
+ * 1.11: RDT_EV_STUCK and RDT_EV_UNSTUCK (rdmatrace-dump --stuck's reports,
+ * written into the trace it makes).
  */
-#define RDT_ABI_MINOR		10
+#define RDT_ABI_MINOR		11
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -106,6 +108,8 @@ enum rdt_type {
 	RDT_EV_LOST		= 3,	/* events lost by a source (in-stream) */
 	/* 16..63: librdmatrace's own records (source RDT_SRC_USER) */
 	RDT_EV_PORT_COUNTER	= 16,	/* 1.5: a port counter that moved */
+	RDT_EV_STUCK		= 17,	/* 1.11: --stuck: a report's line */
+	RDT_EV_UNSTUCK		= 18,	/* 1.11: --stuck: moving again */
 
 	/* 64..127: rdmatrace.ko, device->ops wrappers */
 	RDT_EV_DEVICE_ADD	= 64,
@@ -241,6 +245,40 @@ struct rdt_ev_port_counter {
 	__s64	delta;			/* since the previous sample */
 	__u32	port;
 	__u32	kind;			/* enum rdt_ctr_kind */
+};
+
+/*
+ * rdmatrace-dump --stuck's reports, as records (1.11): a report is one
+ * RDT_EV_STUCK of kind CAUSE (its first line: what looks like the cause),
+ * then one a stuck QP or collective; the episode ends with one
+ * RDT_EV_UNSTUCK (kind CAUSE, dur_ns: how long it was stuck).  hdr.ts_ns
+ * is the report's time; hdr.pid and hdr.dev are the item's (a QP's owner
+ * and device), RDT_NO_DEV for a collective.  No larger than the largest
+ * record: the public struct rdt_event does not grow.
+ */
+enum rdt_stuck_kind {
+	RDT_STUCK_CAUSE	= 0,	/* text: the cause line (cut at 87 bytes) */
+	RDT_STUCK_QP	= 1,	/* text: "comm devname" */
+	RDT_STUCK_COLL	= 2,	/* text: the collective's name */
+};
+
+struct rdt_ev_stuck {
+	struct rdt_hdr hdr;
+	__u64	since_ns;		/* the episode: stuck since */
+	__u64	waits_ns;		/* QP, collective: waiting this long;
+					 * UNSTUCK: the episode's length */
+	__u64	wr_id;			/* QP: its oldest send outstanding */
+	__u64	seq;			/* collective: its seq */
+	__u32	episode;		/* 1, 2, ... in this run */
+	__u32	kind;			/* enum rdt_stuck_kind */
+	__u32	qpn;
+	__u32	dest_qpn;
+	__u32	outstanding;		/* QP: send WRs outstanding */
+	__u32	retries;		/* QP: rxe retries since its last send
+					 * completion (RNR included) */
+	__s32	rank;			/* collective */
+	__s32	nranks;
+	char	text[88];
 };
 
 /* ---- devices ------------------------------------------------------------ */

@@ -35,6 +35,22 @@
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
  *
+ *   -J N        rxe's CQEs too (the BPF --rxe source): each send's
+ *               completion is also an RDT_EV_RXE_CQE half-way between its
+ *               post and its poll, and every send of a QP has wr_id 7 (as
+ *               ibv_rc_pingpong reuses its wr_ids); N 2: the last QP is
+ *               never polled (its CQEs only)
+ *   -R N        N allreduce collectives marked begin/end (RDT_EV_COLL_MARK)
+ *               by 4 ranks, pids 5000+k, seq 0..N-1, one every 1 ms from
+ *               start + 50 ms: rank k begins 10 us * k in, posts a send
+ *               on QP 200+k 5 us after its begin, completed 50 us later,
+ *               and ends 100 us after its begin: each takes 130 us from
+ *               the first begin to the last end
+ *   -Z I        with -R: collective I is slow: rank 2 begins 5 ms in
+ *               (last, 5 ms after rank 0), rank 1's send takes 4 ms and
+ *               rank 1 ends 20 us after its completion; 3 rxe retries on
+ *               QP 201 and one rcvd_seq_err sample (+2) inside: it takes
+ *               5.1 ms, and the next ones begin 5 ms later than above
  *   -K N        N poll_cq calls of 8 on cq 9 (qpn 300, cpu 0), 1 us apart:
  *               call k returns k % 4 completions.  None: a POLL_CQ record
  *               (ret 0).  Some: ABI 1.8, no POLL_CQ, the last completion's
@@ -86,6 +102,8 @@ static size_t nrec, caprec;
 static unsigned int ncpus = 1, version = RDT_ABI_MAJOR;
 static uint32_t pid = 4242;
 static unsigned long shorter;	/* -W */
+static unsigned long cqes;	/* -J */
+static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
 
 static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 {
@@ -128,13 +146,96 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	p->total_len = 4096;
 	p->num_sge = 1;
 	p->send_flags = 2;
+	if (cqes)
+		p->wr_id = wr_id = 7;
 	if (!done)
 		return;
+	if (cqes) {
+		struct rdt_ev_rxe_cqe *c = rec(RDT_EV_RXE_CQE, sizeof(*c),
+					       t + lat / 2, 0);
+
+		c->hdr.pid = c->hdr.tid = 0;	/* rxe's kworker */
+		c->wr_id = wr_id;
+		c->qpn = qpn;
+		c->cq_id = 1;
+		c->byte_len = 4096;
+		c->user = 1;
+		if (qpn == unpolled_qpn)
+			return;
+	}
 	w = rec(RDT_EV_POLL_CQ_WC, sizeof(*w), t + lat, 0);
 	w->qpn = qpn;
 	w->wr_id = wr_id;
 	w->byte_len = 4096;
 	w->cq_id = 1;
+}
+
+/* -R/-Z: see the usage above. */
+static void mark(uint32_t rank, uint64_t seq, uint32_t phase, uint64_t t)
+{
+	struct rdt_ev_coll_mark *m = rec(RDT_EV_COLL_MARK, sizeof(*m), t,
+					 RDT_NO_DEV);
+
+	m->hdr.source = RDT_SRC_USER;
+	m->hdr.pid = m->hdr.tid = 5000 + rank;
+	m->bytes = 1 << 20;
+	m->seq = seq;
+	m->op = 1;
+	m->rank = (__s32)rank;
+	m->nranks = 4;
+	m->phase = phase;
+}
+
+static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0)
+{
+	uint32_t saved = pid;
+
+	for (unsigned long i = 0; i < n; i++) {
+		/* the ones after a slow one start once it is over */
+		uint64_t t = t0 + i * 1000000 + (i > slow ? 5000000 : 0);
+
+		for (uint32_t k = 0; k < 4; k++) {
+			uint64_t b = t + 10000 * k, lat = 50000, end = b + 100000;
+
+			if (i == slow && k == 2) {
+				b = t + 5000000;
+				end = b + 100000;
+			}
+			if (i == slow && k == 1) {
+				lat = 4000000;
+				end = b + 5000 + lat + 20000;
+			}
+			mark(k, i, 0, b);
+			pid = 5000 + k;
+			post(200 + k, i, 0, b + 5000, true, lat);
+			pid = saved;
+			mark(k, i, 1, end);
+		}
+		if (i != slow)
+			continue;
+		for (int r = 0; r < 3; r++) {
+			struct rdt_ev_rxe_retry *x = rec(RDT_EV_RXE_RETRY,
+							 sizeof(*x), t + 1000000 + r * 500000, 0);
+
+			x->hdr.source = RDT_SRC_BPF;
+			x->hdr.pid = x->hdr.tid = 77;	/* a kworker */
+			x->qpn = 201;
+			x->psn = 1000 + (uint32_t)r;
+			x->kind = RDT_RXE_RETRANSMIT;
+		}
+		{
+			struct rdt_ev_port_counter *p = rec(RDT_EV_PORT_COUNTER,
+							    sizeof(*p), t + 2500000, 0);
+
+			p->hdr.source = RDT_SRC_USER;
+			memcpy(p->devname, "rxe0", 5);
+			p->port = 1;
+			p->kind = RDT_CTR_HW_COUNTERS;
+			memcpy(p->name, "rcvd_seq_err", 13);
+			p->delta = 2;
+			p->value = 2;
+		}
+	}
 }
 
 static void poll_summary(uint64_t t, int ret)
@@ -351,6 +452,7 @@ int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
 	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
+	unsigned long ring = 0, slow = ~0ul;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
@@ -360,7 +462,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -395,6 +497,9 @@ int main(int argc, char **argv)
 		case 'E': m.tent = true; break;
 		case 'X': m.decoy = true; break;
 		case 'W': shorter = strtoul(optarg, NULL, 0); break;
+		case 'R': ring = strtoul(optarg, NULL, 0); break;
+		case 'J': cqes = strtoul(optarg, NULL, 0); break;
+		case 'Z': slow = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -414,6 +519,8 @@ int main(int argc, char **argv)
 		snprintf(cm->comm, sizeof(cm->comm), "gen");
 		snprintf(d->name, sizeof(d->name), "rxe0");
 	}
+	if (cqes == 2 && qps)
+		unpolled_qpn = 100 + (uint32_t)(qps - 1);
 	for (unsigned long q = 0; q < qps; q++) {
 		uint32_t qpn = 100 + (uint32_t)q;
 		struct rdt_ev_qp_create *qc = rec(RDT_EV_QP_CREATE, sizeof(*qc), start + q, 0);
@@ -500,6 +607,8 @@ int main(int argc, char **argv)
 	}
 	if (npolls)
 		polls(npolls, start + 5000000);
+	if (ring)
+		ring_colls(ring, slow, start + 50000000);
 	for (unsigned long i = 0; i < unknown; i++) {
 		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
 

@@ -403,7 +403,13 @@ static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
 
 	if (ev && ev->ts > *last)
 		*last = ev->ts;
-	if (a->follow) {
+	/* Per event, nothing until the next check is due by the events'
+	 * own clock (live, CLOCK_MONOTONIC stamps of a moment ago); live,
+	 * each idle wake-up (ev NULL, at most 200 ms apart) reads the clock,
+	 * which goes on when nothing is traced at all. */
+	if (!picture_requested && ev && *last < *next)
+		return;
+	if (a->follow && !ev) {
 		struct timespec t;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -420,6 +426,23 @@ static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
 	rdt_stuck_check(s, r, now, stderr);
 	*next = now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
 		       1000000000ull);
+}
+
+/* --stuck's reports as records, into the trace being made (-o) and the
+ * output (text, JSON, SQLite, Perfetto), beside the events. */
+struct stuck_out {
+	struct rdt_sink *bin, *out;
+	int err;
+};
+
+static void stuck_record(void *ctx, const struct rdt_event *ev)
+{
+	struct stuck_out *k = ctx;
+
+	if (k->bin && rdt_sink_write(k->bin, ev) < 0)
+		k->err = 1;
+	if (k->out && rdt_sink_write(k->out, ev) < 0)
+		k->err = 1;
 }
 
 static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
@@ -439,6 +462,7 @@ int main(int argc, char **argv)
 			  .window_ms = 100 };
 	struct rdt_filter *flt = rdt_filter_new();
 	struct rdt_sink *bin = NULL, *out = NULL;
+	struct stuck_out stuck_out = { 0 };
 	struct rdt_stats *st = NULL;
 	struct rdt_stuck *stuck = NULL;
 	uint64_t next_check = 0, last_ts = 0;
@@ -667,6 +691,10 @@ int main(int argc, char **argv)
 		}
 		/* Live with no saved trace: every rank is a process here. */
 		rdt_stuck_watch_procs(stuck, a.follow && !a.ninputs);
+		stuck_out.bin = bin;
+		stuck_out.out = out;
+		if (bin || out)
+			rdt_stuck_on_record(stuck, stuck_record, &stuck_out);
 		sa.sa_handler = on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
 	}
@@ -722,6 +750,11 @@ int main(int argc, char **argv)
 	np_status(r);
 	if (stuck) {
 		stuck_end(stuck, r, &a, last_ts);
+		if (stuck_out.err) {
+			fprintf(stderr, "rdmatrace-dump: --stuck: a report record could not be written: %s\n",
+				rdt_sink_error(stuck_out.bin ? stuck_out.bin : stuck_out.out));
+			ret = 1;
+		}
 		rdt_stuck_free(stuck);
 	}
 	if (enabled)

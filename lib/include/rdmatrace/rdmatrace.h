@@ -37,6 +37,7 @@ union rdt_record {
 	struct rdt_ev_comm		comm;
 	struct rdt_ev_lost		lost;
 	struct rdt_ev_port_counter	port_counter;
+	struct rdt_ev_stuck		stuck;
 	struct rdt_ev_device		device;
 	struct rdt_ev_pd		pd;
 	struct rdt_ev_cq		cq;
@@ -401,6 +402,13 @@ void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 		     uint64_t now, FILE *out);
 /* How many times something became stuck. */
 uint64_t rdt_stuck_episodes(const struct rdt_stuck *s);
+/* Each report of rdt_stuck_check() also as records (RDT_EV_STUCK, one a
+ * line: the cause, each stuck QP, each rank waiting in a collective), and
+ * its end (RDT_EV_UNSTUCK), handed to @fn as they are made: a tool writes
+ * them into the trace it makes (ABI 1.11). */
+typedef void (*rdt_stuck_record_fn)(void *ctx, const struct rdt_event *ev);
+void rdt_stuck_on_record(struct rdt_stuck *s, rdt_stuck_record_fn fn,
+			 void *ctx);
 
 #ifdef __cplusplus
 }
