@@ -40,7 +40,7 @@ userspace:
 
 # One kernel: KDIR=... (into build/kmod/<its UTS_RELEASE>); otherwise the
 # running kernel's headers where they exist, else each test-bed kernel that
-# is available.
+# is available, once per image (mainline is the debug kernel).
 kmod:
 ifneq ($(KDIR),)
 	$(MAKE) -C kmod KDIR=$(KDIR)
@@ -55,6 +55,8 @@ else
 				echo "kmod: $$name kernel not built: skipped (make debug-kernel)"; \
 				continue; \
 			fi; \
+			case " $$seen " in *" $$kv "*) continue ;; esac; \
+			seen="$$seen $$kv"; \
 			$(MAKE) -C kmod KDIR=$$kdir OUT=$(B)/kmod/$$kv; \
 		done; \
 	fi
@@ -76,7 +78,10 @@ check:
 check-full:
 	scripts/check.sh --full
 
+# KERNEL=NAME (a test-bed kernel: tests/vm/kernels names) boots that one;
+# mainline and debug are the debug kernel's image, built first.
 demo: deps
+	$(if $(filter mainline debug,$(KERNEL)),$(MAKE) debug-kernel)
 	$(MAKE) all
 	scripts/demo.sh
 

@@ -12,7 +12,8 @@
 #   32 KiB chunks, so the larger sizes are pipelined, K > 1)
 #
 # Environment: DEMO_OUT (default out/demo, must be inside the checkout: the
-# guest writes there), DEMO_KERNEL (debian-6.1), DEMO_TIMEOUT (900 s).
+# guest writes there), KERNEL or DEMO_KERNEL (debian-6.1; make demo
+# KERNEL=mainline: Linux 7.2), DEMO_TIMEOUT (900 s).
 # HOSTS=2 (make demo HOSTS=2): the two-host demo, scripts/demo-2hosts.sh.
 # HANG=1 (make demo HANG=1): the wire cut under the two-host ring and the
 # --stuck reports, scripts/demo-hang.sh.
@@ -27,7 +28,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${RDT_BUILD:-$ROOT/build}
 DUMP=$B/bin/rdmatrace-dump
 OUT=${DEMO_OUT:-$ROOT/out/demo}
-KERNEL=${DEMO_KERNEL:-debian-6.1}
+KERNEL=${KERNEL:-${DEMO_KERNEL:-debian-6.1}}
 TIMEOUT=${DEMO_TIMEOUT:-900}
 
 . "$ROOT/scripts/demo-lib.sh"

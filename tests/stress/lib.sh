@@ -64,7 +64,7 @@ stuck_report() {
 	echo "tasks (pid state wchan command):"
 	for d in /proc/[0-9]*; do
 		_p=${d#/proc/}
-		_c=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)
+		_c=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline")
 		[ -n "$_c" ] || continue
 		_st=$(pstate "$_p")
 		echo "  $_p $_st $(cat "$d/wchan" 2>/dev/null) $(echo "$_c" | cut -c1-160)"
