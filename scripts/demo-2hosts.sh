@@ -35,16 +35,8 @@ command -v python3 >/dev/null || die "python3 missing (make deps)"
 start=$(date +%s)
 say "booting two $KERNEL guests, A (192.0.2.1) and B (192.0.2.2), on one wire; B's clock stepped by ${MH_SKEW} s"
 rm -f "$OUT"/trace.db "$OUT"/trace.perfetto.json "$OUT"/stats.txt "$OUT"/report.txt
-mh_run "$KERNEL" "$TIMEOUT" "$OUT" "$@"
-ok=$?
+mh_run "$KERNEL" "$TIMEOUT" "$OUT" "$@" || { mh_consoles "$OUT"; die "a guest failed (A exited $MH_RC_A, B $MH_RC_B)"; }
 grep -h "^mh-guest" "$OUT/A.console" "$OUT/B.console"
-if [ $ok != 0 ]; then
-	for g in A B; do
-		echo "----- guest $g: last lines of $OUT/$g.console"
-		tail -n 30 "$OUT/$g.console"
-	done
-	die "a guest failed (A exited $MH_RC_A, B $MH_RC_B)"
-fi
 say "ring output (rank 0, on A)"
 cat "$OUT/A.ring.txt"
 

@@ -30,16 +30,8 @@ demo_need "$DUMP" "$B/bin/rdma-ring-allreduce" "$B/tests/multihost/rdt-clockpair
 
 start=$(date +%s)
 say "booting two $KERNEL guests, A (192.0.2.1) and B (192.0.2.2), on one wire; each cuts its side after $MH_CUT rxe packets"
-mh_run "$KERNEL" "$TIMEOUT" "$OUT" "$@"
-ok=$?
+mh_run "$KERNEL" "$TIMEOUT" "$OUT" "$@" || { mh_consoles "$OUT"; die "a guest failed (A exited $MH_RC_A, B $MH_RC_B)"; }
 grep -h "^mh-guest" "$OUT/A.console" "$OUT/B.console"
-if [ $ok != 0 ]; then
-	for g in A B; do
-		echo "----- guest $g: last lines of $OUT/$g.console"
-		tail -n 30 "$OUT/$g.console"
-	done
-	die "a guest failed (A exited $MH_RC_A, B $MH_RC_B)"
-fi
 for g in A B; do
 	say "guest $g: rdmatrace-dump -f --stuck=2, live (its standard error)"
 	grep '^stuck:' "$OUT/$g.dump.err" | head -n 16

@@ -100,3 +100,14 @@ mh_run() {
 	echo "mh_run: A exited $MH_RC_A, B exited $MH_RC_B, after ${MH_SECS}s, $MH_BOOTS boot(s) of the pair" >&2
 	[ $MH_RC_A = 0 ] && [ $MH_RC_B = 0 ]
 }
+
+# mh_consoles OUTDIR: each guest's "mh-guest" lines and its console's last
+# lines, after a failed mh_run.
+mh_consoles() {
+	local g
+	grep -h "^mh-guest" "$1/A.console" "$1/B.console" 2>/dev/null
+	for g in A B; do
+		echo "----- guest $g: last lines of $1/$g.console"
+		tail -n 30 "$1/$g.console"
+	done
+}
