@@ -44,6 +44,7 @@ struct slow_group {
 	int32_t first_rank, last_rank;
 	uint32_t last_host;
 	uint32_t begun, ended;
+	uint32_t inside;		/* processes whose ->in is this group */
 	/* the slowest WR posted by one of its ranks while it was open */
 	struct {
 		uint64_t lat, wr_id, post_ts;
@@ -187,10 +188,13 @@ static void group_close(struct rdt_slow *s, size_t idx)
 	uint64_t d = group_dur(g);
 
 	s->open[idx] = s->open[--s->nopen];
-	/* Its processes are in no group now. */
-	for (size_t i = 0; i < s->capprocs; i++)
-		if (s->procs[i].key && s->procs[i].in == g)
+	/* Its processes are in no group now: only those that began it and
+	 * never ended it (closed early, or at the end) still point here. */
+	for (size_t i = 0; g->inside && i < s->capprocs; i++)
+		if (s->procs[i].key && s->procs[i].in == g) {
 			s->procs[i].in = NULL;
+			g->inside--;
+		}
 	if (g->ended) {
 		s->groups++;
 		if (o && o->n == o->cap && o->cap < SLOW_DUR_MAX) {
@@ -326,14 +330,20 @@ void rdt_slow_mark(struct rdt_slow *s, const struct rdt_event *ev)
 			return;
 		group_begin(g, name, 0, m->seq, m->nranks, m->bytes, m->rank,
 			    ev->host, ev->ts);
-		if (p)
+		if (p && p->in != g) {
+			if (p->in)
+				p->in->inside--;
 			p->in = g;
+			g->inside++;
+		}
 		return;
 	}
 	if (!g)				/* its begin was not seen */
 		return;
-	if (p && p->in == g)
+	if (p && p->in == g) {
 		p->in = NULL;
+		g->inside--;
+	}
 	group_end(s, g, ev->ts);
 }
 
