@@ -393,39 +393,33 @@ static bool drop_report(struct rdt_reader *r, uint64_t events, bool *given_up)
  * CLOCK_MONOTONIC (a live trace is one host's); from files, the last
  * event's time, so that an episode is found where it happened.  Checked
  * at most every quarter of the limit (and each second at most), and at
- * once on SIGUSR1.
+ * once on SIGUSR1.  Called when a check may be due: per event only once
+ * @last reached @next (the main loop's test, a few instructions), and on
+ * each idle wake-up live (@idle: at most 200 ms apart; the clock goes on
+ * when nothing is traced at all).  Returns when the next check is due.
  */
-static void stuck_tick(struct rdt_stuck *s, struct rdt_reader *r,
-		       const struct args *a, const struct rdt_event *ev,
-		       uint64_t *next, uint64_t *last)
+static __attribute__((noinline)) uint64_t stuck_tick(struct rdt_stuck *s,
+						     struct rdt_reader *r,
+						     const struct args *a, bool idle,
+						     uint64_t next, uint64_t last)
 {
-	uint64_t now;
+	uint64_t now = last;
 
-	if (ev && ev->ts > *last)
-		*last = ev->ts;
-	/* Per event, nothing until the next check is due by the events'
-	 * own clock (live, CLOCK_MONOTONIC stamps of a moment ago); live,
-	 * each idle wake-up (ev NULL, at most 200 ms apart) reads the clock,
-	 * which goes on when nothing is traced at all. */
-	if (!picture_requested && ev && *last < *next)
-		return;
-	if (a->follow && !ev) {
+	if (a->follow && idle) {
 		struct timespec t;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		now = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-	} else {
-		now = *last;
 	}
 	if (picture_requested) {
 		picture_requested = 0;
 		rdt_stuck_print(s, r, now, stderr);
 	}
-	if (now < *next)
-		return;
+	if (now < next)
+		return next;
 	rdt_stuck_check(s, r, now, stderr);
-	*next = now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
-		       1000000000ull);
+	return now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
+		      1000000000ull);
 }
 
 /* --stuck's reports as records, into the trace being made (-o) and the
@@ -717,9 +711,16 @@ int main(int argc, char **argv)
 			stop_requested = 2;
 		}
 		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
-		if (stuck && (n == -EAGAIN || n > 0))
-			stuck_tick(stuck, r, &a, n > 0 ? &ev : NULL, &next_check,
-				   &last_ts);
+		if (stuck && n > 0) {
+			if (ev.ts > last_ts)
+				last_ts = ev.ts;
+			if (last_ts >= next_check || picture_requested)
+				next_check = stuck_tick(stuck, r, &a, false,
+							next_check, last_ts);
+		} else if (stuck && n == -EAGAIN) {
+			next_check = stuck_tick(stuck, r, &a, true, next_check,
+						last_ts);
+		}
 		if (n == -EAGAIN) {
 			np_status(r);
 			fflush(stdout);
