@@ -999,6 +999,23 @@ static void rdt_enc_modify(struct rdt_ev_qp_modify *ev,
 		ev->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		ev->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	/*
+	 * The GIDs tell a QP's peer where QPNs repeat (every host numbers
+	 * its own).  ib_modify_qp() resolved sgid_attr before the driver
+	 * runs, and holds it across the call.
+	 */
+	if ((mask & IB_QP_AV) &&
+	    (rdma_ah_get_ah_flags(&a->ah_attr) & IB_AH_GRH)) {
+		const struct ib_global_route *grh = rdma_ah_read_grh(&a->ah_attr);
+
+		memcpy(ev->dgid, grh->dgid.raw, sizeof(ev->dgid));
+		ev->gids = RDT_QP_DGID;
+		if (grh->sgid_attr) {
+			memcpy(ev->sgid, grh->sgid_attr->gid.raw,
+			       sizeof(ev->sgid));
+			ev->gids |= RDT_QP_SGID;
+		}
+	}
 }
 
 static int rdt_modify_qp(struct ib_qp *qp, struct ib_qp_attr *a, int mask,

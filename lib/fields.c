@@ -19,6 +19,12 @@ void rdt_ip_addr(unsigned int family, const __u8 *a, char *buf, size_t len)
 		snprintf(buf, len, "?");
 }
 
+/* A GID as IPv6 text, as the kernel's sysfs and rdma-core print them. */
+void rdt_gid_str(const __u8 *gid, char *buf, size_t len)
+{
+	rdt_ip_addr(AF_INET6, gid, buf, len);
+}
+
 void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v, void *c)
 {
 #include "fields.inc"

@@ -386,6 +386,7 @@ void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v,
 /* For fields.inc: a TCP or rxe_xmit record's address as text ("?" if
  * none); @family AF_INET6 or else IPv4 in the first 4 bytes. */
 void rdt_ip_addr(unsigned int family, const __u8 *a, char *buf, size_t len);
+void rdt_gid_str(const __u8 *gid, char *buf, size_t len);
 extern const struct rdt_fieldv rdt_json_fields;	/* ctx: FILE * */
 
 /* Sinks */

@@ -49,7 +49,7 @@ static const char schema[] =
 " old_state TEXT, new_state TEXT, cur_state TEXT, attr_mask INTEGER,"
 " dest_qpn INTEGER, sq_psn INTEGER, rq_psn INTEGER, path_mtu INTEGER,"
 " timeout INTEGER, retry_cnt INTEGER, rnr_retry INTEGER, ret INTEGER,"
-" duration_ns INTEGER);\n"
+" duration_ns INTEGER, dgid TEXT, sgid TEXT);\n"
 "CREATE TABLE nccl_calls(id INTEGER PRIMARY KEY, ts_ns INTEGER, end_ns INTEGER,"
 " duration_ns INTEGER, host INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
 " comm TEXT, fn TEXT, count INTEGER, datatype INTEGER, op INTEGER, root INTEGER,"
@@ -212,8 +212,8 @@ static const char *const sql[ST_MAX] = {
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_QPS] = "INSERT INTO qp_states(ts_ns,host,cpu,pid,comm,dev,devname,qpn,"
 		"old_state,new_state,cur_state,attr_mask,dest_qpn,sq_psn,rq_psn,"
-		"path_mtu,timeout,retry_cnt,rnr_retry,ret,duration_ns) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"path_mtu,timeout,retry_cnt,rnr_retry,ret,duration_ns,dgid,sgid) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_NCCL] = "INSERT INTO nccl_calls(ts_ns,end_ns,duration_ns,host,cpu,pid,"
 		"tid,comm,fn,count,datatype,op,root,comm_ptr,comm_hash,rank,nranks,"
 		"seq,stream,ret,bytes,algbw_gbps,busbw_gbps) "
@@ -832,6 +832,16 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, m->rnr_retry);
 		bi(&b, m->ret);
 		bdur(&b, rdt_record_dur(r));
+		for (int g = 0; g < 2; g++) {
+			char gid[64];
+
+			if (!(m->gids & (g ? RDT_QP_SGID : RDT_QP_DGID))) {
+				bnull(&b);
+				continue;
+			}
+			rdt_gid_str(g ? m->sgid : m->dgid, gid, sizeof(gid));
+			bt(&b, gid, sizeof(gid));
+		}
 		done(q, &b);
 		break;
 	}

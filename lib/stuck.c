@@ -72,6 +72,10 @@ struct sqp {
 	 * where QPNs repeat (every host of a merged trace numbers its own). */
 	uint32_t sq_psn, rq_psn;
 	uint8_t psns;		/* bit 0: sq_psn set, bit 1: rq_psn set */
+	/* Its path's GIDs (ABI 1.12, RoCE): its peer's and its own, a pair
+	 * that crosses its peer's; gids as rdt_ev_qp_modify.gids. */
+	uint8_t dgid[16], sgid[16];
+	uint8_t gids;
 	struct swr *q;		/* ring of outstanding sends; cap a power of 2 */
 	uint32_t head, n, cap;
 	bool overflowed;
@@ -461,7 +465,15 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 		if (!p->used || p->dead || p->qpn != q->dest_qpn ||
 		    p->dest_qpn != q->qpn || p == q)
 			continue;
-		/* The PSNs, where both know them, decide: they must cross. */
+		/* The GIDs, where both know them, decide: each QP's peer GID
+		 * is the other's own (QPNs repeat on every host). */
+		if (q->gids == 3 && p->gids == 3) {
+			if (!memcmp(q->dgid, p->sgid, 16) &&
+			    !memcmp(p->dgid, q->sgid, 16))
+				return p;
+			continue;
+		}
+		/* Else the PSNs, where both know them: they must cross. */
 		if (q->psns == 3 && p->psns == 3) {
 			if (q->sq_psn == p->rq_psn && q->rq_psn == p->sq_psn)
 				return p;
@@ -1025,6 +1037,12 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 			q->rq_psn = r->qp_modify.rq_psn;
 			q->psns |= 2;
 		}
+		if ((r->qp_modify.gids & (RDT_QP_DGID | RDT_QP_SGID)) ==
+		    (RDT_QP_DGID | RDT_QP_SGID)) {
+			memcpy(q->dgid, r->qp_modify.dgid, 16);
+			memcpy(q->sgid, r->qp_modify.sgid, 16);
+			q->gids = 3;
+		}
 		break;
 	case RDT_EV_QP_DESTROY:
 		q = qp_find(s, ev->host, r->hdr.dev, r->qp_destroy.qpn, false);
@@ -1215,6 +1233,12 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 		*q->devname ? q->devname : "-", q->qpn,
 		q->state == 0xff ? "-" : rdt_qp_state_name(q->state),
 		q->dest_qpn);
+	if (q->gids) {
+		char g[64];
+
+		rdt_gid_str(q->dgid, g, sizeof(g));
+		fprintf(o, " dgid=%s", g);
+	}
 	if (p)
 		fprintf(o, " peer_host=%s peer_pid=%u",
 			host_of(r, p->host, pb, sizeof(pb)), p->pid);

@@ -57,8 +57,11 @@
  * own post_send, post_recv, post_srq_recv and poll_cq, by uprobe.
  * 1.11: RDT_EV_STUCK and RDT_EV_UNSTUCK (rdmatrace-dump --stuck's reports,
  * written into the trace it makes).
+ * 1.12: rdt_ev_qp_modify.dgid, sgid, gids, appended: the path's GIDs (a
+ * QP's peer across the hosts of a merged trace, whose QPNs repeat).  A
+ * 1.11 record is 32 bytes shorter: readers take it, gids 0.
  */
-#define RDT_ABI_MINOR		11
+#define RDT_ABI_MINOR		12
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -368,6 +371,20 @@ struct rdt_ev_qp_modify {
 	__u32	max_rd_atomic;
 	__u32	max_dest_rd_atomic;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
+	/*
+	 * 1.12: with IB_QP_AV when the path has a GRH (RoCE always): the
+	 * peer's GID, and this QP's own (the source GID the core resolved).
+	 * gids says which are set (enum rdt_qp_gids).
+	 */
+	__u8	dgid[16];
+	__u8	sgid[16];
+	__u32	gids;
+	__u32	pad;
+};
+
+enum rdt_qp_gids {
+	RDT_QP_DGID	= 1,
+	RDT_QP_SGID	= 2,
 };
 
 struct rdt_ev_qp_destroy {

@@ -13,6 +13,7 @@
  *
  *   rdt-check FILE...      FILE is a copy of one trace<cpu> file
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -136,6 +137,18 @@ static void body(const struct rdt_hdr *h)
 		       e->new_state, e->cur_state, e->dest_qpn, e->sq_psn,
 		       e->rq_psn, e->path_mtu, e->timeout, e->retry_cnt,
 		       e->rnr_retry);
+		if (e->gids & RDT_QP_DGID) {
+			char g[INET6_ADDRSTRLEN];
+
+			inet_ntop(AF_INET6, e->dgid, g, sizeof(g));
+			printf(" dgid=%s", g);
+		}
+		if (e->gids & RDT_QP_SGID) {
+			char g[INET6_ADDRSTRLEN];
+
+			inet_ntop(AF_INET6, e->sgid, g, sizeof(g));
+			printf(" sgid=%s", g);
+		}
 		break;
 	}
 	case RDT_EV_QP_DESTROY: {

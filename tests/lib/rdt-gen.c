@@ -23,8 +23,9 @@
  *   -P N        port counter samples (rxe0 port 1): N of rcvd_seq_err, delta
  *               1 each, inside the first collective; one of sent_pkts,
  *               delta 5, between the first two collectives (in none)
- *   -W BYTES    each QP_MODIFY this many bytes shorter than the type: 8 is
- *               how a module older than ABI 1.9 wrote it (no dur_ns);
+ *   -W BYTES    each QP_MODIFY this many bytes shorter than ABI 1.11 wrote
+ *               it (no GIDs): 8 is how a module older than 1.9 wrote it
+ *               (no dur_ns); -W 0 as 1.11;
  *               without -W, the modify of state s (0..2) took 100 (s + 1) ns
  *               in its driver (dur_ns), its record stamped when it returned
  *   -A MAJOR    file header ABI major (to test refusal)
@@ -51,6 +52,12 @@
  *               rank 1 ends 20 us after its completion; 3 rxe retries on
  *               QP 201 and one rcvd_seq_err sample (+2) inside: it takes
  *               5.1 ms, and the next ones begin 5 ms later than above
+ *   -g OWN,PEER QPs pair up on the host (100 with 101, 102 with 103, ...:
+ *               dest_qpn) and each QP_MODIFY carries GIDs (ABI 1.12): its
+ *               own ::ffff:192.0.2.OWN and its peer's ::ffff:192.0.2.PEER.
+ *               Two hosts' files made with -g 1,2 and -g 2,1 hold the same
+ *               QPNs: QP 100 of the first is QP 101's of the second's peer,
+ *               not its own host's QP 101 (which has the same numbers)
  *   -K N        N poll_cq calls of 8 on cq 9 (qpn 300, cpu 0), 1 us apart:
  *               call k returns k % 4 completions.  None: a POLL_CQ record
  *               (ret 0).  Some: ABI 1.8, no POLL_CQ, the last completion's
@@ -86,6 +93,7 @@
  *   retransmitted 500 us later (a second send and receive).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +109,8 @@ static union {
 static size_t nrec, caprec;
 static unsigned int ncpus = 1, version = RDT_ABI_MAJOR;
 static uint32_t pid = 4242;
-static unsigned long shorter;	/* -W */
+static long shorter = -1;	/* -W: -1 none */
+static int gid_own, gid_peer;	/* -g */
 static unsigned long cqes;	/* -J */
 static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
 
@@ -462,7 +471,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -496,7 +505,13 @@ int main(int argc, char **argv)
 		case 'Y': m.ring = !strcmp(optarg, "ring"); break;
 		case 'E': m.tent = true; break;
 		case 'X': m.decoy = true; break;
-		case 'W': shorter = strtoul(optarg, NULL, 0); break;
+		case 'W': shorter = strtol(optarg, NULL, 0); break;
+		case 'g':
+			if (sscanf(optarg, "%d,%d", &gid_own, &gid_peer) != 2) {
+				fprintf(stderr, "rdt-gen: -g OWN,PEER\n");
+				return 2;
+			}
+			break;
 		case 'R': ring = strtoul(optarg, NULL, 0); break;
 		case 'J': cqes = strtoul(optarg, NULL, 0); break;
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
@@ -531,13 +546,29 @@ int main(int argc, char **argv)
 			struct rdt_ev_qp_modify *m =
 				rec(RDT_EV_QP_MODIFY, sizeof(*m), start + 10 + q * 3 + (unsigned)s, 0);
 
-			m->hdr.size -= (__u16)shorter;
-			if (!shorter)
+			if (shorter >= 0)
+				m->hdr.size = (__u16)(offsetof(struct rdt_ev_qp_modify, dgid) -
+						      (size_t)shorter);
+			if (shorter <= 0)
 				m->dur_ns = 100 * (unsigned)(s + 1);
 			m->qpn = qpn;
 			m->old_state = (__u8)s;
 			m->new_state = m->cur_state = (__u8)(s + 1);
 			m->attr_mask = 1;
+			if (gid_own && s == 1) {	/* INIT -> RTR: the path */
+				static const __u8 v4[12] = { [10] = 0xff, [11] = 0xff };
+
+				m->attr_mask |= 1u << 7 | 1u << 20;	/* IB_QP_AV, DEST_QPN */
+				m->dest_qpn = qpn ^ 1;
+				memcpy(m->sgid, v4, 12);
+				memcpy(m->dgid, v4, 12);
+				m->sgid[12] = m->dgid[12] = 192;
+				m->sgid[14] = m->dgid[14] = 2;
+				m->sgid[15] = (__u8)gid_own;
+				m->dgid[15] = (__u8)gid_peer;
+				if (shorter < 0)
+					m->gids = RDT_QP_DGID | RDT_QP_SGID;
+			}
 		}
 		for (unsigned long i = 0; i < wrs; i++)
 			post(qpn, i, 0, start + 1000 + i * spacing + q, true,
