@@ -4,6 +4,8 @@
 #define RDT_BPF_INT_H
 
 #include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 struct bpf_program;
 struct bpf_link;
@@ -36,6 +38,14 @@ struct rdt_verbs_offsets {
 };
 
 void rdt_verbs_offsets(struct rdt_verbs_offsets *o);
+
+/*
+ * The ELF file (as /proc/self/maps names it) and file offset of code
+ * address @addr in this process: where a uprobe for it goes.  False if no
+ * executable mapping of a file holds it.  tests/bpf/provider-resolve
+ * checks it on every provider Debian ships, mlx5's included.
+ */
+bool rdt_verbs_addr_to_file(uintptr_t addr, char *path, size_t n, uint64_t *off);
 
 struct rdt_verbs_progs {
 	struct bpf_program *post_send, *post_recv, *post_srq_recv, *post_ret,

@@ -61,7 +61,7 @@ static bool verbs_lib_open(struct verbs_lib *l, char *why, size_t n)
 }
 
 /* The ELF file and file offset of code address @addr in this process. */
-static bool addr_to_file(uintptr_t addr, char *path, size_t n, uint64_t *off)
+bool rdt_verbs_addr_to_file(uintptr_t addr, char *path, size_t n, uint64_t *off)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[4096];
@@ -210,7 +210,7 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 			struct probe q = { .op = op };
 			bool dup = false;
 
-			if (!fn[op] || !addr_to_file(fn[op], q.path, sizeof(q.path), &q.off))
+			if (!fn[op] || !rdt_verbs_addr_to_file(fn[op], q.path, sizeof(q.path), &q.off))
 				continue;
 			for (size_t i = 0; i < npr; i++)
 				dup |= pr[i].off == q.off && !strcmp(pr[i].path, q.path);
