@@ -11,14 +11,19 @@
  * this source, where rdma-core is not installed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <infiniband/verbs.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -162,6 +167,151 @@ void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
 		       offsetof(struct ibv_send_wr, wr.atomic.remote_addr), "wr union");
 }
 
+/* The GNU build id of ELF file @path into @id (at most @n bytes): its
+ * length, 0 if it has none or cannot be read. */
+static size_t build_id(const char *path, unsigned char *id, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	size_t len = 0;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !len && (scn = elf_nextscn(e, scn))) {
+		size_t off = 0, noff, doff;
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + noff, "GNU", 4))
+				continue;
+			len = nh.n_descsz < n ? nh.n_descsz : n;
+			memcpy(id, (const char *)d->d_buf + doff, len);
+			break;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return len;
+}
+
+/*
+ * Copies of the probed provider files that processes map from a file of
+ * their own: a container's image holds the same build under another
+ * inode, and a uprobe is on an inode.  Every executable mapping of a file
+ * with a probed file's name but another inode, whose build id is the
+ * probed file's, gets the same probes (the same build: the same offsets),
+ * through /proc/PID/map_files/, which opens the file that process maps
+ * whatever its mount namespace.  Only processes running at attach time
+ * (of @pid alone if > 0): one started later from a copy is not seen.
+ * Returns the new count of probes; *copies, the copies found.
+ */
+static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
+			 int *copies)
+{
+	struct mine {
+		dev_t dev;
+		ino_t ino;
+		const char *base;
+		unsigned char id[64];
+		size_t idlen;
+	} f[8];
+	struct stat st;
+	size_t nf = 0, n0 = npr;
+	struct { dev_t dev; ino_t ino; } seen[64];
+	size_t nseen = 0;
+	struct dirent *de;
+	DIR *proc;
+
+	for (size_t i = 0; i < n0; i++) {
+		size_t k;
+
+		if (stat(pr[i].path, &st))
+			continue;
+		for (k = 0; k < nf; k++)
+			if (f[k].dev == st.st_dev && f[k].ino == st.st_ino)
+				break;
+		if (k < nf || nf == sizeof(f) / sizeof(f[0]))
+			continue;
+		f[nf].dev = st.st_dev;
+		f[nf].ino = st.st_ino;
+		f[nf].base = strrchr(pr[i].path, '/') ? strrchr(pr[i].path, '/') + 1 : pr[i].path;
+		f[nf].idlen = build_id(pr[i].path, f[nf].id, sizeof(f[nf].id));
+		if (f[nf].idlen)
+			nf++;
+	}
+	if (!nf || !(proc = opendir("/proc")))
+		return npr;
+	while ((de = readdir(proc))) {
+		char path[64], line[4096];
+		int p = atoi(de->d_name);
+		FILE *m;
+
+		if (p <= 0 || (pid > 0 && p != pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/maps", p);
+		m = fopen(path, "re");
+		if (!m)
+			continue;
+		while (fgets(line, sizeof(line), m)) {
+			unsigned long start, end;
+			char perms[8], mf[80];
+			const char *base;
+			unsigned char id[64];
+			size_t idlen, k, s;
+			int pos = 0;
+
+			if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end,
+				   perms, &pos) < 3 || !pos || perms[2] != 'x' ||
+			    line[pos] != '/')
+				continue;
+			line[strcspn(line, "\n")] = 0;
+			base = strrchr(line + pos, '/') + 1;
+			for (k = 0; k < nf && strcmp(base, f[k].base); k++)
+				;
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
+				 p, start, end);
+			if (k == nf || stat(mf, &st))
+				continue;
+			for (s = 0; s < nseen; s++)
+				if (seen[s].dev == st.st_dev && seen[s].ino == st.st_ino)
+					break;
+			if (s < nseen || (f[k].dev == st.st_dev && f[k].ino == st.st_ino))
+				continue;
+			if (nseen < sizeof(seen) / sizeof(seen[0])) {
+				seen[nseen].dev = st.st_dev;
+				seen[nseen++].ino = st.st_ino;
+			}
+			idlen = build_id(mf, id, sizeof(id));
+			if (idlen != f[k].idlen || memcmp(id, f[k].id, idlen))
+				continue;
+			(*copies)++;
+			for (size_t i = 0; i < n0 && npr < max; i++) {
+				struct stat ps;
+
+				if (stat(pr[i].path, &ps) || ps.st_dev != f[k].dev ||
+				    ps.st_ino != f[k].ino)
+					continue;
+				pr[npr] = pr[i];
+				snprintf(pr[npr].path, sizeof(pr[npr].path), "%s", mf);
+				npr++;
+			}
+		}
+		fclose(m);
+	}
+	closedir(proc);
+	return npr;
+}
+
 int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		     struct rdt_links *links, char *msg, size_t msglen)
 {
@@ -220,6 +370,10 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		l.close(ctx);
 	}
 	l.free_list(list);
+	size_t nmine = npr;
+	int copies = 0;
+
+	npr = add_copies(pr, npr, sizeof(pr) / sizeof(pr[0]), pid, &copies);
 	struct bpf_program *on_entry[NOPS] = { p->post_send, p->post_recv, p->post_srq_recv,
 					      p->poll_cq };
 	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
@@ -245,13 +399,17 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 				pid > 0 ? ", one process:" : ":");
 	if (pid > 0 && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used, " pid %d:", pid);
-	for (size_t i = 0; i < npr && used < msglen; i++) {
+	for (size_t i = 0; i < nmine && used < msglen; i++) {
 		const char *base = strrchr(pr[i].path, '/');
 
 		used += (size_t)snprintf(msg + used, msglen - used, " %s@%s+0x%" PRIx64,
 					 op_name[pr[i].op], base ? base + 1 : pr[i].path,
 					 pr[i].off);
 	}
+	if (copies && used < msglen)
+		used += (size_t)snprintf(msg + used, msglen - used,
+					 "; %d other cop%s of the provider (another inode, the same build id): %zu probes more",
+					 copies, copies == 1 ? "y" : "ies", npr - nmine);
 	if (err && used < msglen)
 		snprintf(msg + used, msglen - used, " (%d of %zu attached: %s)", nattached,
 			 npr, strerror(-err));
