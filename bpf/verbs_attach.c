@@ -227,27 +227,35 @@ static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
 	} f[8];
 	struct stat st;
 	size_t nf = 0, n0 = npr;
+	/* Which of f[] each probe is on; -1: none (no build id, or no room). */
+	int of[64];
 	struct { dev_t dev; ino_t ino; } seen[64];
 	size_t nseen = 0;
 	struct dirent *de;
 	DIR *proc;
 
-	for (size_t i = 0; i < n0; i++) {
+	for (size_t i = 0; i < n0 && i < sizeof(of) / sizeof(of[0]); i++) {
+		const char *slash = strrchr(pr[i].path, '/');
 		size_t k;
 
+		of[i] = -1;
 		if (stat(pr[i].path, &st))
 			continue;
 		for (k = 0; k < nf; k++)
 			if (f[k].dev == st.st_dev && f[k].ino == st.st_ino)
 				break;
-		if (k < nf || nf == sizeof(f) / sizeof(f[0]))
-			continue;
-		f[nf].dev = st.st_dev;
-		f[nf].ino = st.st_ino;
-		f[nf].base = strrchr(pr[i].path, '/') ? strrchr(pr[i].path, '/') + 1 : pr[i].path;
-		f[nf].idlen = build_id(pr[i].path, f[nf].id, sizeof(f[nf].id));
-		if (f[nf].idlen)
+		if (k == nf) {
+			if (nf == sizeof(f) / sizeof(f[0]))
+				continue;
+			f[nf].dev = st.st_dev;
+			f[nf].ino = st.st_ino;
+			f[nf].base = slash ? slash + 1 : pr[i].path;
+			f[nf].idlen = build_id(pr[i].path, f[nf].id, sizeof(f[nf].id));
+			if (!f[nf].idlen)
+				continue;
 			nf++;
+		}
+		of[i] = (int)k;
 	}
 	if (!nf || !(proc = opendir("/proc")))
 		return npr;
@@ -296,10 +304,7 @@ static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
 				continue;
 			(*copies)++;
 			for (size_t i = 0; i < n0 && npr < max; i++) {
-				struct stat ps;
-
-				if (stat(pr[i].path, &ps) || ps.st_dev != f[k].dev ||
-				    ps.st_ino != f[k].ino)
+				if (i >= sizeof(of) / sizeof(of[0]) || of[i] != (int)k)
 					continue;
 				pr[npr] = pr[i];
 				snprintf(pr[npr].path, sizeof(pr[npr].path), "%s", mf);

@@ -258,11 +258,18 @@ static bool rehash(struct rdt_stuck *s, size_t cap)
 	return true;
 }
 
+/* The QP cache's slot of (host, dev, qpn). */
+static inline struct sqp **qslot(struct rdt_stuck *s, uint32_t host,
+				 uint32_t dev, uint32_t qpn)
+{
+	return &s->qcache[(qpn ^ dev ^ host) & 255];
+}
+
 /* The QP of the QP cache's slot, if it is the live (host, dev, qpn). */
-static inline struct sqp *qp_cached(const struct rdt_stuck *s, uint32_t host,
+static inline struct sqp *qp_cached(struct rdt_stuck *s, uint32_t host,
 				    uint32_t dev, uint32_t qpn)
 {
-	struct sqp *q = s->qcache[(qpn ^ dev ^ host) & 255];
+	struct sqp *q = *qslot(s, host, dev, qpn);
 
 	/* A QP is taken out of the cache when it dies (QP_DESTROY). */
 	return q && q->qpn == qpn && q->dev == dev && q->host == host ?
@@ -282,7 +289,7 @@ static inline struct sqp *qp_find(struct rdt_stuck *s, uint32_t host,
 		return q;
 	q = qp_find_slow(s, host, dev, qpn, make);
 	if (q)
-		s->qcache[(qpn ^ dev ^ host) & 255] = q;
+		*qslot(s, host, dev, qpn) = q;
 	return q;
 }
 
@@ -946,7 +953,7 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
-	struct sqp *q;
+	struct sqp *q, **slot;
 
 	if (s->nranks && r->hdr.type != RDT_EV_COLL_MARK) {
 		/* The process's last event: on one of its ranks, the others
@@ -1060,8 +1067,9 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 			q->q = NULL;
 			q->n = q->cap = 0;
 			q->dead = true;	/* its qpn may come back: a new QP */
-			if (s->qcache[(q->qpn ^ q->dev ^ q->host) & 255] == q)
-				s->qcache[(q->qpn ^ q->dev ^ q->host) & 255] = NULL;
+			slot = qslot(s, q->host, q->dev, q->qpn);
+			if (*slot == q)
+				*slot = NULL;
 		}
 		break;
 	case RDT_EV_RXE_RETRY:
