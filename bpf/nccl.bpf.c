@@ -29,6 +29,12 @@ char LICENSE[] SEC("license") = "GPL";
 #define NCCL_IN_PROGRESS 7	/* ncclInProgress: non-blocking init, comm valid */
 #define MAX_INIT_ALL	16	/* communicators reported per ncclCommInitAll */
 
+/*
+ * A call in flight, in the calls map and never on the BPF stack: 7.2 gives
+ * a uprobe program whose frame reaches 64 bytes a per-CPU private stack,
+ * yet runs uprobe programs preemptible, so two threads on one CPU would
+ * share it (doc/DESIGN.md, "--verbs on 7.2"; tests/bpf/stack-depth.test).
+ */
 struct call {
 	__u64 ts;
 	__u64 sp;		/* stack pointer at entry: tells nesting */
@@ -46,6 +52,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct call);
 } calls SEC(".maps");
+
+/* What a new call starts from: a map value, so no frame holds a struct call. */
+static const struct call call_zero;
 
 struct comm_key {
 	__u32 tgid;
@@ -76,18 +85,36 @@ static __always_inline __u64 splitmix64(__u64 x)
 	return z ^ (z >> 31);
 }
 
-/* h = 0; for each little-endian 64-bit word w of the id: h = splitmix64(h ^ w) */
-static __always_inline __u64 hash_unique_id(const void *uptr)
-{
-	__u64 w[NCCL_ID_BYTES / 8];
-	__u64 h = 0;
+/* hash_unique_id()'s walk, for bpf_loop(): one word of the id a step. */
+struct id_walk {
+	__u64 at;
+	__u64 h;
+	__u32 ok;
+};
 
-	if (bpf_probe_read_user(w, sizeof(w), uptr))
-		return 0;
-#pragma unroll
-	for (int i = 0; i < NCCL_ID_BYTES / 8; i++)
-		h = splitmix64(h ^ w[i]);
-	return h;
+static int id_word(__u32 i, struct id_walk *iw)
+{
+	__u64 w;
+
+	if (bpf_probe_read_user(&w, sizeof(w), (const void *)(iw->at + 8 * i))) {
+		iw->ok = 0;
+		return 1;
+	}
+	iw->h = splitmix64(iw->h ^ w);
+	return 0;
+}
+
+/*
+ * h = 0; for each little-endian 64-bit word w of the id: h = splitmix64(h ^ w).
+ * A word at a time: no program's frame may reach 64 bytes (see struct
+ * call).  0 if the id cannot be read.
+ */
+static __noinline __u64 hash_unique_id(__u64 uptr)
+{
+	struct id_walk iw = { .at = uptr, .ok = 1 };
+
+	bpf_loop(NCCL_ID_BYTES / 8, id_word, &iw, 0);
+	return iw.ok ? iw.h : 0;
 }
 
 static __always_inline __u64 read_user_u64(__u64 addr)
@@ -103,8 +130,7 @@ int nccl_enter(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 sp = PT_REGS_SP(ctx);
-	struct call *old = bpf_map_lookup_elem(&calls, &tid);
-	struct call c = {};
+	struct call *c = bpf_map_lookup_elem(&calls, &tid);
 
 	/*
 	 * A call made from inside NCCL (ncclBcast -> ncclBroadcast,
@@ -113,27 +139,36 @@ int nccl_enter(struct pt_regs *ctx)
 	 * entry at or above the stored sp means the stored one never returned
 	 * (thread died, longjmp): replace it.
 	 */
-	if (old && sp < old->sp)
+	if (c && sp < c->sp)
 		return 0;
-
-	c.ts = bpf_ktime_get_ns();
-	c.sp = sp;
-	c.fn = (__u32)bpf_get_attach_cookie(ctx);
-	c.a[0] = PT_REGS_PARM1(ctx);
-	c.a[1] = PT_REGS_PARM2(ctx);
-	c.a[2] = PT_REGS_PARM3(ctx);
-	c.a[3] = PT_REGS_PARM4(ctx);
-	c.a[4] = PT_REGS_PARM5(ctx);
-	c.a[5] = ARG6(ctx);
+	if (!c) {
+		if (bpf_map_update_elem(&calls, &tid, &call_zero, BPF_ANY))
+			return 0;
+		c = bpf_map_lookup_elem(&calls, &tid);
+		if (!c)
+			return 0;
+	}
+	c->ts = bpf_ktime_get_ns();
+	c->sp = sp;
+	c->fn = (__u32)bpf_get_attach_cookie(ctx);
+	c->a[0] = PT_REGS_PARM1(ctx);
+	c->a[1] = PT_REGS_PARM2(ctx);
+	c->a[2] = PT_REGS_PARM3(ctx);
+	c->a[3] = PT_REGS_PARM4(ctx);
+	c->a[4] = PT_REGS_PARM5(ctx);
+	c->a[5] = ARG6(ctx);
 	/* sp points at the return address; stack arguments follow it. */
-	bpf_probe_read_user(c.s, sizeof(c.s), (const void *)(sp + 8));
-	if (c.fn == RDT_NCCL_COMM_INIT_RANK || c.fn == RDT_NCCL_COMM_INIT_RANK_CONFIG)
-		c.id_hash = hash_unique_id((const void *)(sp + 8));
-	bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
+	if (bpf_probe_read_user(c->s, sizeof(c->s), (const void *)(sp + 8))) {
+		c->s[0] = 0;
+		c->s[1] = 0;
+	}
+	c->id_hash = 0;
+	if (c->fn == RDT_NCCL_COMM_INIT_RANK || c->fn == RDT_NCCL_COMM_INIT_RANK_CONFIG)
+		c->id_hash = hash_unique_id(sp + 8);
 	return 0;
 }
 
-static __always_inline struct comm_state *comm_get(__u32 tgid, __u64 comm, bool create)
+static __noinline struct comm_state *comm_get(__u32 tgid, __u64 comm, bool create)
 {
 	struct comm_key k = { .tgid = tgid, .comm = comm };
 	struct comm_state *s = bpf_map_lookup_elem(&comms, &k);
@@ -148,7 +183,7 @@ static __always_inline struct comm_state *comm_get(__u32 tgid, __u64 comm, bool 
 	return s;
 }
 
-static __always_inline void comm_set(__u32 tgid, __u64 comm, __u64 hash, int rank, int nranks)
+static __noinline void comm_set(__u32 tgid, __u64 comm, __u64 hash, int rank, int nranks)
 {
 	struct comm_key k = { .tgid = tgid, .comm = comm };
 	struct comm_state n = { .hash = hash, .rank = rank, .nranks = nranks };
@@ -156,20 +191,43 @@ static __always_inline void comm_set(__u32 tgid, __u64 comm, __u64 hash, int ran
 	bpf_map_update_elem(&comms, &k, &n, BPF_ANY);
 }
 
-static __always_inline void emit_comm(__u64 ts, __u64 comm, __u64 hash, int rank,
-				      int nranks, __u32 fn, int ret)
+/*
+ * A communicator's record, for the call c made: five arguments at most
+ * to a subprogram, so rank and nranks come packed as rank << 32 | nranks.
+ */
+static __noinline void emit_comm(struct call *c, __u64 comm, __u64 hash,
+				 __u64 rank_nranks, int ret)
 {
 	struct rdt_ev_nccl_comm *e = RDT_RESERVE(RDT_EV_NCCL_COMM, struct rdt_ev_nccl_comm,
-						 ts, RDT_NO_DEV);
+						 c->ts, RDT_NO_DEV);
 	if (!e)
 		return;
 	e->comm = comm;
 	e->comm_hash = hash;
-	e->rank = rank;
-	e->nranks = nranks;
-	e->fn = fn;
+	e->rank = (int)(rank_nranks >> 32);
+	e->nranks = (int)rank_nranks;
+	e->fn = c->fn;
 	e->ret = ret;
 	rdt_submit(e);
+}
+
+#define RANKS(rank, nranks) ((__u64)(__u32)(rank) << 32 | (__u32)(nranks))
+
+/* ncclCommInitAll's communicators: a COMM record each. */
+static __noinline void init_all_comms(struct call *c, __u32 tgid, int ret)
+{
+	int n = (int)c->a[1];
+
+	for (int i = 0; i < MAX_INIT_ALL; i++) {
+		__u64 comm;
+
+		if (i >= n)
+			break;
+		comm = read_user_u64(c->a[0] + 8 * i);
+		if (ret == 0 || ret == NCCL_IN_PROGRESS)
+			comm_set(tgid, comm, 0, i, n);
+		emit_comm(c, comm, 0, RANKS(i, n), ret);
+	}
 }
 
 static __always_inline bool is_collective(__u32 fn)
@@ -193,7 +251,7 @@ int nccl_exit(struct pt_regs *ctx)
 	struct comm_state *st = NULL;
 	struct call *c;
 	__u64 newcomm = 0;
-	int ret, n;
+	int ret;
 
 	c = bpf_map_lookup_elem(&calls, &tid);
 	/* Returns of nested calls happen below the outermost call's frame. */
@@ -222,7 +280,7 @@ int nccl_exit(struct pt_regs *ctx)
 	switch (c->fn) {
 	case RDT_NCCL_GET_UNIQUE_ID:
 		if (ret == 0)
-			e->comm_hash = hash_unique_id((const void *)c->a[0]);
+			e->comm_hash = hash_unique_id(c->a[0]);
 		break;
 	case RDT_NCCL_COMM_INIT_RANK:
 	case RDT_NCCL_COMM_INIT_RANK_CONFIG:
@@ -233,21 +291,13 @@ int nccl_exit(struct pt_regs *ctx)
 		e->rank = (int)c->a[2];
 		if (ret == 0 || ret == NCCL_IN_PROGRESS)
 			comm_set(tgid, newcomm, c->id_hash, e->rank, e->nranks);
-		emit_comm(c->ts, newcomm, c->id_hash, e->rank, e->nranks, c->fn, ret);
+		emit_comm(c, newcomm, c->id_hash, RANKS(e->rank, e->nranks), ret);
 		break;
 	case RDT_NCCL_COMM_INIT_ALL:
 		/* One process owns every rank; NCCL makes the id internally. */
-		n = (int)c->a[1];
-		e->nranks = n;
+		e->nranks = (int)c->a[1];
 		e->comm = read_user_u64(c->a[0]);
-		for (int i = 0; i < MAX_INIT_ALL; i++) {
-			if (i >= n)
-				break;
-			newcomm = read_user_u64(c->a[0] + 8 * i);
-			if (ret == 0 || ret == NCCL_IN_PROGRESS)
-				comm_set(tgid, newcomm, 0, i, n);
-			emit_comm(c->ts, newcomm, 0, i, n, c->fn, ret);
-		}
+		init_all_comms(c, tgid, ret);
 		break;
 	case RDT_NCCL_COMM_SPLIT:
 		/* root = color, op = key; the new comm's rank is chosen inside NCCL. */
@@ -267,7 +317,7 @@ int nccl_exit(struct pt_regs *ctx)
 			__u64 h = splitmix64(e->comm_hash ^ (__u32)e->root);
 
 			comm_set(tgid, newcomm, h, -1, 0);
-			emit_comm(c->ts, newcomm, h, -1, 0, c->fn, ret);
+			emit_comm(c, newcomm, h, RANKS(-1, 0), ret);
 		}
 		st = NULL;
 		break;

@@ -36,7 +36,8 @@ static __always_inline void *rdt_reserve(__u32 size, __u16 type, __u64 ts, __u32
 		__u64 *d = bpf_map_lookup_elem(&rdt_drops, &zero);
 
 		if (d)
-			*d += 1;	/* per-CPU slot: no atomics needed */
+			/* atomic: a uprobe program can be preempted on its CPU */
+			__sync_fetch_and_add(d, 1);
 		return NULL;
 	}
 	id = bpf_get_current_pid_tgid();

@@ -72,15 +72,30 @@ struct {
 	__type(value, __u32);
 } verbs_ctx SEC(".maps");
 
-/* A post or poll in flight on a thread: what its return needs. */
+/*
+ * A post or poll in flight on a thread: what its return needs, and the
+ * state of the walks over its lists.  It lives in verbs_calls, keyed by
+ * the thread, and every loop finds it there by the thread id: never on
+ * the BPF stack.  7.2 gives a uprobe program whose frame reaches 64 bytes
+ * (BPF_PRIV_STACK_MIN_SIZE) a per-CPU private stack, yet runs uprobe
+ * programs preemptible (migrate_disable() only): two threads posting on
+ * one CPU shared that stack, and a bpf_loop() callback read a context
+ * pointer the other had overwritten (doc/DESIGN.md, "--verbs on 7.2").
+ * Every program and callback here keeps its frame under 64 bytes
+ * (tests/bpf/stack-depth.test checks the object), and per-CPU scratch
+ * would be shared the same way.
+ */
 struct call {
 	__u64 ts;
 	__u64 list;		/* first WR, or the ibv_wc array */
+	__u64 next;		/* the walk's next WR */
 	__u64 bad;		/* bad_wr pointer, for a post */
+	__u64 bad_wr;		/* what the provider wrote there */
 	__u32 dev;
 	__u32 id;		/* qpn, srq handle, cq handle */
 	__u32 nr;		/* WRs in the list (bounded), num_entries */
 	__u32 polled;		/* poll's return: completions to read */
+	__u32 bad_index;	/* find_bad_wr(): where the walk stopped */
 	__u16 type;		/* RDT_EV_VERBS_POST_SEND / _RECV, or WC */
 	__u8 srq;
 	__u8 pad;
@@ -92,6 +107,9 @@ struct {
 	__type(key, __u32);
 	__type(value, struct call);
 } verbs_calls SEC(".maps");
+
+/* What a new call starts from: a map value, so no frame holds a struct call. */
+static const struct call call_zero;
 
 static __always_inline __u64 rd64(__u64 addr)
 {
@@ -111,30 +129,46 @@ static __always_inline __u32 rd32(__u64 addr)
 
 /*
  * The kernel's index of the device behind a context; RDT_NO_DEV if the
- * name is not one the loader saw.
+ * name is not one the loader saw.  Its own subprogram, with its own small
+ * frame; the name (ibv_device.name, a char[64] inside the structure, so
+ * all 64 bytes are readable) is hashed 8 bytes at a time, up to its NUL or
+ * 63 bytes, as bpf_probe_read_user_str() into a 64-byte buffer would.
  */
-static __always_inline __u32 ctx_dev(__u64 ctx)
+static __noinline __u32 ctx_dev(__u64 ctx)
 {
 	struct ctx_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .ctx = ctx };
-	char name[NAME_MAX_LEN] = {};
 	__u64 h = 0xcbf29ce484222325ull;
 	__u32 *v, dev = RDT_NO_DEV;
+	bool end = false, ok = true;
 	__u64 device;
 
 	v = bpf_map_lookup_elem(&verbs_ctx, &k);
 	if (v)
 		return *v;
 	device = rd64(ctx + ctx_device);
-	if (device && bpf_probe_read_user_str(name, sizeof(name),
-					      (const void *)(device + dev_name)) > 0) {
-		bool end = false;
-
+	if (!device)
+		ok = false;
 #pragma unroll
-		for (int i = 0; i < NAME_MAX_LEN; i++) {
-			end |= !name[i];
-			if (!end)
-				h = (h ^ (__u8)name[i]) * 0x100000001b3ull;
+	for (int i = 0; i < NAME_MAX_LEN / 8; i++) {
+		__u64 w = 0;
+
+		if (!ok || end)
+			break;
+		if (bpf_probe_read_user(&w, sizeof(w),
+					(const void *)(device + dev_name + i * 8))) {
+			ok = false;
+			break;
 		}
+#pragma unroll
+		for (int j = 0; j < 8; j++) {
+			__u8 b = w >> (8 * j);
+
+			end |= !b || i * 8 + j == NAME_MAX_LEN - 1;
+			if (!end)
+				h = (h ^ b) * 0x100000001b3ull;
+		}
+	}
+	if (ok && h != 0xcbf29ce484222325ull) {
 		v = bpf_map_lookup_elem(&verbs_devs, &h);
 		if (v)
 			dev = *v;
@@ -143,7 +177,7 @@ static __always_inline __u32 ctx_dev(__u64 ctx)
 	return dev;
 }
 
-static __always_inline __u64 sge_total(__u64 sg, __u32 n)
+static __noinline __u64 sge_total(__u64 sg, __u32 n)
 {
 	__u64 total = 0;
 
@@ -158,11 +192,32 @@ static __always_inline __u64 sge_total(__u64 sg, __u32 n)
 	return total;
 }
 
-static __always_inline void save_call(struct call *c)
+/* A drop that no reserve saw: the records of a call that could not be kept. */
+static __always_inline void count_drop(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 zero = 0;
+	__u64 *d = bpf_map_lookup_elem(&rdt_drops, &zero);
 
-	bpf_map_update_elem(&verbs_calls, &tid, c, BPF_ANY);
+	if (d)
+		__sync_fetch_and_add(d, 1);
+}
+
+/*
+ * The calling thread's call, begun afresh (an entry its last call left,
+ * with no return seen, is replaced); NULL, counted, if the map is full.
+ */
+static __always_inline struct call *call_begin(__u32 *tid)
+{
+	struct call *c;
+
+	*tid = (__u32)bpf_get_current_pid_tgid();
+	if (bpf_map_update_elem(&verbs_calls, tid, &call_zero, BPF_ANY))
+		c = NULL;
+	else
+		c = bpf_map_lookup_elem(&verbs_calls, tid);
+	if (!c)
+		count_drop();
+	return c;
 }
 
 static __always_inline void *verbs_reserve(__u32 size, __u16 type, __u64 ts, __u32 dev)
@@ -174,15 +229,21 @@ static __always_inline void *verbs_reserve(__u32 size, __u16 type, __u64 ts, __u
 	return h;
 }
 
-/* One WR of a list, for bpf_loop(): c->list is the next to read. */
-static int send_wr(__u32 i, struct call *c)
+/*
+ * One WR of a list, for bpf_loop(), whose context is the thread id (6.1's
+ * bpf_loop() takes a pointer to the stack only): c->next is the next to
+ * read.
+ */
+static int send_wr(__u32 i, __u32 *tid)
 {
+	struct call *c = bpf_map_lookup_elem(&verbs_calls, tid);
 	struct rdt_ev_post_send *e;
-	__u64 w = c->list;
+	__u64 w;
 	__u32 nsge;
 
-	if (!w)
+	if (!c || !c->next)
 		return 1;
+	w = c->next;
 	nsge = rd32(w + swr_nsge);
 	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_SEND, c->ts, c->dev);
 	if (e) {
@@ -207,18 +268,20 @@ static int send_wr(__u32 i, struct call *c)
 		rdt_submit(e);
 	}
 	c->nr = i + 1;
-	c->list = rd64(w + swr_next);
+	c->next = rd64(w + swr_next);
 	return 0;
 }
 
-static int recv_wr(__u32 i, struct call *c)
+static int recv_wr(__u32 i, __u32 *tid)
 {
+	struct call *c = bpf_map_lookup_elem(&verbs_calls, tid);
 	struct rdt_ev_post_recv *e;
-	__u64 w = c->list;
+	__u64 w;
 	__u32 nsge;
 
-	if (!w)
+	if (!c || !c->next)
 		return 1;
+	w = c->next;
 	nsge = rd32(w + rwr_nsge);
 	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_RECV, c->ts, c->dev);
 	if (e) {
@@ -236,39 +299,52 @@ static int recv_wr(__u32 i, struct call *c)
 		rdt_submit(e);
 	}
 	c->nr = i + 1;
-	c->list = rd64(w + rwr_next);
+	c->next = rd64(w + rwr_next);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(verbs_post_send, void *qp, void *wr, void *bad)
 {
-	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
-			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_SEND };
+	__u64 ts = bpf_ktime_get_ns();
+	struct call *c;
+	__u32 tid;
 
-	c.dev = ctx_dev(rd64((__u64)qp + qp_context));
-	c.id = rd32((__u64)qp + qp_num);
-	bpf_loop(MAX_WR, send_wr, &c, 0);
-	c.list = (__u64)wr;	/* the return walks it again to find bad_wr */
-	save_call(&c);
+	c = call_begin(&tid);
+	if (!c)
+		return 0;
+	c->ts = ts;
+	c->list = c->next = (__u64)wr;
+	c->bad = (__u64)bad;
+	c->type = RDT_EV_VERBS_POST_SEND;
+	c->dev = ctx_dev(rd64((__u64)qp + qp_context));
+	c->id = rd32((__u64)qp + qp_num);
+	bpf_loop(MAX_WR, send_wr, &tid, 0);
 	return 0;
 }
 
 static __always_inline int post_recv(void *obj, void *wr, void *bad, bool srq)
 {
-	struct call c = { .ts = bpf_ktime_get_ns(), .list = (__u64)wr,
-			  .bad = (__u64)bad, .type = RDT_EV_VERBS_POST_RECV, .srq = srq };
+	__u64 ts = bpf_ktime_get_ns();
+	struct call *c;
+	__u32 tid;
 
+	c = call_begin(&tid);
+	if (!c)
+		return 0;
+	c->ts = ts;
+	c->list = c->next = (__u64)wr;
+	c->bad = (__u64)bad;
+	c->type = RDT_EV_VERBS_POST_RECV;
+	c->srq = srq;
 	if (srq) {
-		c.dev = ctx_dev(rd64((__u64)obj + srq_context));
-		c.id = rd32((__u64)obj + srq_handle);
+		c->dev = ctx_dev(rd64((__u64)obj + srq_context));
+		c->id = rd32((__u64)obj + srq_handle);
 	} else {
-		c.dev = ctx_dev(rd64((__u64)obj + qp_context));
-		c.id = rd32((__u64)obj + qp_num);
+		c->dev = ctx_dev(rd64((__u64)obj + qp_context));
+		c->id = rd32((__u64)obj + qp_num);
 	}
-	bpf_loop(MAX_WR, recv_wr, &c, 0);
-	c.list = (__u64)wr;
-	save_call(&c);
+	bpf_loop(MAX_WR, recv_wr, &tid, 0);
 	return 0;
 }
 
@@ -284,17 +360,18 @@ int BPF_KPROBE(verbs_post_srq_recv, void *srq, void *wr, void *bad)
 	return post_recv(srq, wr, bad, true);
 }
 
-struct find_bad {
-	__u64 w, bad;
-	__u32 next, i;
-};
-
-static int find_bad_wr(__u32 i, struct find_bad *f)
+/* The list again, from its head, to the WR the provider named in *bad_wr. */
+static int find_bad_wr(__u32 i, __u32 *tid)
 {
-	f->i = i;
-	if (!f->w || f->w == f->bad)
+	struct call *c = bpf_map_lookup_elem(&verbs_calls, tid);
+
+	if (!c)
 		return 1;
-	f->w = rd64(f->w + f->next);
+	c->bad_index = i;
+	if (!c->next || c->next == c->bad_wr)
+		return 1;
+	c->next = rd64(c->next + (c->type == RDT_EV_VERBS_POST_SEND ?
+				   swr_next : rwr_next));
 	return 0;
 }
 
@@ -305,8 +382,6 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct rdt_ev_post_fail *e;
 	struct call *c;
-	__u64 bad, w;
-	int i;
 
 	c = bpf_map_lookup_elem(&verbs_calls, &tid);
 	if (!c)
@@ -315,16 +390,10 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 		bpf_map_delete_elem(&verbs_calls, &tid);
 		return 0;
 	}
-	bad = c->bad ? rd64(c->bad) : 0;
-	{
-		struct find_bad f = { .w = c->list, .bad = bad,
-				      .next = c->type == RDT_EV_VERBS_POST_SEND ?
-					      swr_next : rwr_next };
-
-		bpf_loop(MAX_WR, find_bad_wr, &f, 0);
-		w = f.w;
-		i = f.i;
-	}
+	c->bad_wr = c->bad ? rd64(c->bad) : 0;
+	c->next = c->list;
+	c->bad_index = 0;
+	bpf_loop(MAX_WR, find_bad_wr, &tid, 0);
 	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_FAIL, bpf_ktime_get_ns(), c->dev);
 	if (e) {
 		e->qpn = c->srq ? 0 : c->id;
@@ -333,7 +402,8 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 		e->ret = ret > 0 ? -ret : ret;
 		e->post_type = c->type;	/* VERBS_POST_SEND or _RECV here */
 		e->nr_wr = c->nr;
-		e->bad_index = bad && w == bad ? i : RDT_BAD_INDEX_UNKNOWN;
+		e->bad_index = c->bad_wr && c->next == c->bad_wr ?
+			       c->bad_index : RDT_BAD_INDEX_UNKNOWN;
 		e->srq = c->srq;
 		e->pad0 = 0;
 		e->pad1 = 0;
@@ -346,22 +416,29 @@ int BPF_KRETPROBE(verbs_post_ret, int ret)
 SEC("uprobe")
 int BPF_KPROBE(verbs_poll_cq, void *cq, int num, void *wc)
 {
-	struct call c = { .list = (__u64)wc, .type = RDT_EV_VERBS_WC };
+	struct call *c;
+	__u32 tid;
 
-	c.nr = num > 0 ? num : 0;
-	c.dev = ctx_dev(rd64((__u64)cq + cq_context));
-	c.id = rd32((__u64)cq + cq_handle);
-	save_call(&c);
+	c = call_begin(&tid);
+	if (!c)
+		return 0;
+	c->list = (__u64)wc;
+	c->type = RDT_EV_VERBS_WC;
+	c->nr = num > 0 ? num : 0;
+	c->dev = ctx_dev(rd64((__u64)cq + cq_context));
+	c->id = rd32((__u64)cq + cq_handle);
 	return 0;
 }
 
-static int one_wc(__u32 i, struct call *c)
+static int one_wc(__u32 i, __u32 *tid)
 {
+	struct call *c = bpf_map_lookup_elem(&verbs_calls, tid);
 	struct rdt_ev_poll_cq_wc *e;
-	__u64 w = c->list + (__u64)i * wc_size;
+	__u64 w;
 
-	if ((int)i >= (int)c->polled || i >= c->nr)
+	if (!c || (int)i >= (int)c->polled || i >= c->nr)
 		return 1;
+	w = c->list + (__u64)i * wc_size;
 	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_WC, c->ts, c->dev);
 	if (!e)
 		return 0;
@@ -392,17 +469,10 @@ int BPF_KRETPROBE(verbs_poll_cq_ret, int ret)
 	c = bpf_map_lookup_elem(&verbs_calls, &tid);
 	if (!c)
 		return 0;
-	if (c->type != RDT_EV_VERBS_WC) {
-		bpf_map_delete_elem(&verbs_calls, &tid);
-		return 0;
-	}
-	{
-		/* 6.1's bpf_loop() takes a stack pointer for its context only */
-		struct call cc = *c;
-
-		cc.ts = ts;
-		cc.polled = ret;
-		bpf_loop(MAX_WC, one_wc, &cc, 0);
+	if (c->type == RDT_EV_VERBS_WC) {
+		c->ts = ts;
+		c->polled = ret;
+		bpf_loop(MAX_WC, one_wc, &tid, 0);
 	}
 	bpf_map_delete_elem(&verbs_calls, &tid);
 	return 0;
