@@ -94,7 +94,18 @@ static int lb_connect(struct rdt_lb *lb, struct ib_qp *qp, u32 dest)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
 	a.sq_psn = 0;
-	a.timeout = 14;
+	/*
+	 * 18: 4.096 us << 18, about 1 s, not ibv_rc_pingpong's 14 (67 ms).
+	 * Loopback loses nothing, so every retransmit here is spurious: a
+	 * TCG guest, busier still under PREEMPT_RT, can take longer than
+	 * 67 ms to answer.  And a retry is what meets Debian's rxe requester
+	 * bug (upstream/linux-7.2/0004): a WQE completed during a retry
+	 * leaves the requester on a freed slot, and once the producer wraps
+	 * onto it the QP sits in RTS forever.  A CI run lost
+	 * kmod/rmmod [debian-6.12-rt] to a kernel workload that failed (its
+	 * log was not kept): that, most likely.
+	 */
+	a.timeout = 18;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
