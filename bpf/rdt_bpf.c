@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -33,6 +34,8 @@ struct rdt_bpf {
 	struct rdt_tcp *tcp;
 	struct rdt_usdt *usdt;
 	struct rdt_verbs *verbs;
+	struct rdt_verbs_watch *verbs_watch;
+	uint64_t verbs_rescan_ns;	/* CLOCK_MONOTONIC of the last look */
 	struct rdt_links links;
 	int (*cb)(void *, const void *, size_t);
 	void *cb_ctx;
@@ -298,6 +301,14 @@ static bool open_usdt(struct rdt_bpf *b, const char *path)
 	return true;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static bool open_verbs(struct rdt_bpf *b, int pid)
 {
 	struct rdt_verbs_offsets o;
@@ -330,8 +341,9 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 				     .post_ret = b->verbs->progs.verbs_post_ret,
 				     .poll_cq = b->verbs->progs.verbs_poll_cq,
 				     .poll_cq_ret = b->verbs->progs.verbs_poll_cq_ret },
-			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links, msg,
-			     sizeof(msg));
+			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links,
+			     &b->verbs_watch, msg, sizeof(msg));
+	b->verbs_rescan_ns = mono_ns();
 	status(b, "verbs: %s", msg);
 	return n > 0;
 }
@@ -405,9 +417,31 @@ int rdt_bpf_fd(struct rdt_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
+/*
+ * A copy of a provider file that a process maps after the attach (a
+ * container started later): probed within about a second of the mapping
+ * (every process's maps are read once a second), said on stderr as the
+ * status lines are.  What it posted before is not seen.
+ */
+#define VERBS_RESCAN_NS	1000000000ull
+
+static void verbs_rescan(struct rdt_bpf *b)
+{
+	uint64_t now = mono_ns();
+	char msg[512];
+
+	if (now - b->verbs_rescan_ns < VERBS_RESCAN_NS)
+		return;
+	b->verbs_rescan_ns = now;
+	if (rdt_verbs_rescan(b->verbs_watch, &b->links, msg, sizeof(msg)))
+		fprintf(stderr, "verbs: %s\n", msg);
+}
+
 int rdt_bpf_consume(struct rdt_bpf *b, int (*cb)(void *ctx, const void *rec, size_t len),
 		    void *ctx)
 {
+	if (b->verbs_watch)
+		verbs_rescan(b);
 	b->cb = cb;
 	b->cb_ctx = ctx;
 	return ring_buffer__consume(b->rb);
@@ -514,6 +548,7 @@ void rdt_bpf_close(struct rdt_bpf *b)
 	rdt_rxe__destroy(b->rxe);
 	rdt_tcp__destroy(b->tcp);
 	rdt_usdt__destroy(b->usdt);
+	rdt_verbs_watch_free(b->verbs_watch);
 	rdt_verbs__destroy(b->verbs);
 	if (b->events_fd >= 0)
 		close(b->events_fd);

@@ -52,13 +52,27 @@ struct rdt_verbs_progs {
 			   *poll_cq, *poll_cq_ret;
 };
 
+/* The provider files probed, to find copies of them later (verbs_attach.c). */
+struct rdt_verbs_watch;
+
 /*
  * Finds every RDMA device's provider data path (verbs_attach.c), fills
  * the device map (name hash -> kernel index) and attaches p's programs,
- * to process @pid only if > 0.  One status line in msg, as
+ * to process @pid only if > 0, on the files the devices use and on every
+ * copy of them mapped now (another inode, the same build id).  *watch:
+ * what rdt_verbs_rescan() needs, or NULL.  One status line in msg, as
  * rdt_nccl_attach().  Returns the number of functions attached.
  */
 int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
-		     struct rdt_links *links, char *msg, size_t msglen);
+		     struct rdt_links *links, struct rdt_verbs_watch **watch, char *msg,
+		     size_t msglen);
+
+/*
+ * The copies first mapped since the last look: probed.  Returns how many;
+ * if any, one line about them in msg.
+ */
+int rdt_verbs_rescan(struct rdt_verbs_watch *w, struct rdt_links *links, char *msg,
+		     size_t msglen);
+void rdt_verbs_watch_free(struct rdt_verbs_watch *w);
 
 #endif

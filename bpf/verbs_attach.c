@@ -211,60 +211,134 @@ static size_t build_id(const char *path, unsigned char *id, size_t n)
  * with a probed file's name but another inode, whose build id is the
  * probed file's, gets the same probes (the same build: the same offsets),
  * through /proc/PID/map_files/, which opens the file that process maps
- * whatever its mount namespace.  Only processes running at attach time
- * (of @pid alone if > 0): one started later from a copy is not seen.
- * Returns the new count of probes; *copies, the copies found.
+ * whatever its mount namespace.  The watch keeps what that needs, so that
+ * a copy first mapped after the attach is found by the next rescan.
  */
-static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
-			 int *copies)
-{
-	struct mine {
-		dev_t dev;
-		ino_t ino;
-		const char *base;
-		unsigned char id[64];
-		size_t idlen;
-	} f[8];
-	struct stat st;
-	size_t nf = 0, n0 = npr;
-	/* Which of f[] each probe is on; -1: none (no build id, or no room). */
-	int of[64];
-	struct { dev_t dev; ino_t ino; } seen[64];
-	size_t nseen = 0;
-	struct dirent *de;
-	DIR *proc;
+struct verbs_file {
+	dev_t dev;
+	ino_t ino;
+	char base[256];
+	unsigned char id[64];
+	size_t idlen;
+};
 
-	for (size_t i = 0; i < n0 && i < sizeof(of) / sizeof(of[0]); i++) {
-		const char *slash = strrchr(pr[i].path, '/');
+struct rdt_verbs_watch {
+	struct rdt_verbs_progs progs;
+	int pid;			/* > 0: that process only */
+	struct probe pr[64];		/* the probes on the devices' own files */
+	int of[64];			/* pr[i]'s file in f[], or -1 */
+	size_t npr, nf;
+	struct verbs_file f[8];
+	/* copies probed (their inodes, pinned by the probes: never reused) */
+	struct { dev_t dev; ino_t ino; } *seen;
+	size_t nseen, capseen;
+	int copies;
+	size_t probes;			/* on copies */
+	int err;			/* the last attach error */
+};
+
+static void watch_files(struct rdt_verbs_watch *w)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < w->npr; i++) {
+		const char *slash = strrchr(w->pr[i].path, '/');
 		size_t k;
 
-		of[i] = -1;
-		if (stat(pr[i].path, &st))
+		w->of[i] = -1;
+		if (stat(w->pr[i].path, &st))
 			continue;
-		for (k = 0; k < nf; k++)
-			if (f[k].dev == st.st_dev && f[k].ino == st.st_ino)
+		for (k = 0; k < w->nf; k++)
+			if (w->f[k].dev == st.st_dev && w->f[k].ino == st.st_ino)
 				break;
-		if (k == nf) {
-			if (nf == sizeof(f) / sizeof(f[0]))
+		if (k == w->nf) {
+			struct verbs_file *f = &w->f[k];
+
+			if (w->nf == sizeof(w->f) / sizeof(w->f[0]))
 				continue;
-			f[nf].dev = st.st_dev;
-			f[nf].ino = st.st_ino;
-			f[nf].base = slash ? slash + 1 : pr[i].path;
-			f[nf].idlen = build_id(pr[i].path, f[nf].id, sizeof(f[nf].id));
-			if (!f[nf].idlen)
+			f->dev = st.st_dev;
+			f->ino = st.st_ino;
+			snprintf(f->base, sizeof(f->base), "%s", slash ? slash + 1 : w->pr[i].path);
+			f->idlen = build_id(w->pr[i].path, f->id, sizeof(f->id));
+			if (!f->idlen)
 				continue;
-			nf++;
+			w->nf++;
 		}
-		of[i] = (int)k;
+		w->of[i] = (int)k;
 	}
-	if (!nf || !(proc = opendir("/proc")))
-		return npr;
+}
+
+static bool watch_seen(struct rdt_verbs_watch *w, dev_t dev, ino_t ino)
+{
+	for (size_t s = 0; s < w->nseen; s++)
+		if (w->seen[s].dev == dev && w->seen[s].ino == ino)
+			return true;
+	for (size_t k = 0; k < w->nf; k++)
+		if (w->f[k].dev == dev && w->f[k].ino == ino)
+			return true;
+	return false;
+}
+
+/* A copy of file k at @mf: its probes; false if it could not be noted. */
+static bool watch_copy(struct rdt_verbs_watch *w, size_t k, const char *mf,
+		       const struct stat *st, struct rdt_links *links)
+{
+	struct bpf_program *on_entry[NOPS] = { w->progs.post_send, w->progs.post_recv,
+					      w->progs.post_srq_recv, w->progs.poll_cq };
+	struct bpf_program *on_return[NOPS] = { w->progs.post_ret, w->progs.post_ret,
+					       w->progs.post_ret, w->progs.poll_cq_ret };
+
+	if (w->nseen == w->capseen) {
+		size_t cap = w->capseen ? 2 * w->capseen : 16;
+		void *v = realloc(w->seen, cap * sizeof(*w->seen));
+
+		if (!v)
+			return false;
+		w->seen = v;
+		w->capseen = cap;
+	}
+	w->seen[w->nseen].dev = st->st_dev;
+	w->seen[w->nseen++].ino = st->st_ino;
+	w->copies++;
+	for (size_t i = 0; i < w->npr; i++) {
+		struct probe q = w->pr[i];
+		int e;
+
+		if (w->of[i] != (int)k || q.op < 0 || q.op >= NOPS)
+			continue;
+		snprintf(q.path, sizeof(q.path), "%s", mf);
+		e = attach_one(on_entry[q.op], false, w->pid, &q, links);
+		if (!e)
+			e = attach_one(on_return[q.op], true, w->pid, &q, links);
+		if (e)
+			w->err = e;
+		else
+			w->probes++;
+	}
+	return true;
+}
+
+/*
+ * Every process (@w->pid's alone if > 0) that maps a copy not yet probed:
+ * its probes.  Returns the copies found now; the first one's file in
+ * @first (/proc/PID/map_files/...).
+ */
+static int watch_scan(struct rdt_verbs_watch *w, struct rdt_links *links, char *first,
+		      size_t firstlen)
+{
+	struct dirent *de;
+	struct stat st;
+	int found = 0;
+	DIR *proc;
+
+	if (!w->nf || !(proc = opendir("/proc")))
+		return 0;
 	while ((de = readdir(proc))) {
 		char path[64], line[4096];
 		int p = atoi(de->d_name);
 		FILE *m;
 
-		if (p <= 0 || (pid > 0 && p != pid))
+		if (p <= 0 || (w->pid > 0 && p != w->pid))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/maps", p);
 		m = fopen(path, "re");
@@ -275,7 +349,7 @@ static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
 			char perms[8], mf[80];
 			const char *base;
 			unsigned char id[64];
-			size_t idlen, k, s;
+			size_t idlen, k;
 			int pos = 0;
 
 			if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end,
@@ -284,41 +358,50 @@ static size_t add_copies(struct probe *pr, size_t npr, size_t max, int pid,
 				continue;
 			line[strcspn(line, "\n")] = 0;
 			base = strrchr(line + pos, '/') + 1;
-			for (k = 0; k < nf && strcmp(base, f[k].base); k++)
+			for (k = 0; k < w->nf && strcmp(base, w->f[k].base); k++)
 				;
-			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx",
-				 p, start, end);
-			if (k == nf || stat(mf, &st))
+			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx", p, start, end);
+			if (k == w->nf || stat(mf, &st) || watch_seen(w, st.st_dev, st.st_ino))
 				continue;
-			for (s = 0; s < nseen; s++)
-				if (seen[s].dev == st.st_dev && seen[s].ino == st.st_ino)
-					break;
-			if (s < nseen || (f[k].dev == st.st_dev && f[k].ino == st.st_ino))
-				continue;
-			if (nseen < sizeof(seen) / sizeof(seen[0])) {
-				seen[nseen].dev = st.st_dev;
-				seen[nseen++].ino = st.st_ino;
-			}
 			idlen = build_id(mf, id, sizeof(id));
-			if (idlen != f[k].idlen || memcmp(id, f[k].id, idlen))
+			if (idlen != w->f[k].idlen || memcmp(id, w->f[k].id, idlen))
 				continue;
-			(*copies)++;
-			for (size_t i = 0; i < n0 && npr < max; i++) {
-				if (i >= sizeof(of) / sizeof(of[0]) || of[i] != (int)k)
-					continue;
-				pr[npr] = pr[i];
-				snprintf(pr[npr].path, sizeof(pr[npr].path), "%s", mf);
-				npr++;
-			}
+			if (!watch_copy(w, k, mf, &st, links))
+				continue;
+			if (!found++ && first)
+				snprintf(first, firstlen, "%s", mf);
 		}
 		fclose(m);
 	}
 	closedir(proc);
-	return npr;
+	return found;
+}
+
+int rdt_verbs_rescan(struct rdt_verbs_watch *w, struct rdt_links *links, char *msg,
+		     size_t msglen)
+{
+	size_t probes0 = w->probes;
+	char first[80] = "";
+	int n = watch_scan(w, links, first, sizeof(first));
+
+	if (n)
+		snprintf(msg, msglen, "%d new cop%s of the provider (another inode, the same build id; %s): %zu probes more%s%s",
+			 n, n == 1 ? "y" : "ies", first, w->probes - probes0,
+			 w->err ? ", an attach failed: " : "", w->err ? strerror(-w->err) : "");
+	return n;
+}
+
+void rdt_verbs_watch_free(struct rdt_verbs_watch *w)
+{
+	if (!w)
+		return;
+	free(w->seen);
+	free(w);
 }
 
 int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
-		     struct rdt_links *links, char *msg, size_t msglen)
+		     struct rdt_links *links, struct rdt_verbs_watch **watch, char *msg,
+		     size_t msglen)
 {
 	struct probe pr[64];
 	size_t npr = 0, used = 0;
@@ -375,14 +458,12 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		l.close(ctx);
 	}
 	l.free_list(list);
-	size_t nmine = npr;
-	int copies = 0;
-
-	npr = add_copies(pr, npr, sizeof(pr) / sizeof(pr[0]), pid, &copies);
 	struct bpf_program *on_entry[NOPS] = { p->post_send, p->post_recv, p->post_srq_recv,
 					      p->poll_cq };
 	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
 					       p->poll_cq_ret };
+	struct rdt_verbs_watch *w = NULL;
+	int copies = 0;
 
 	for (size_t i = 0; i < npr; i++) {
 		int e = attach_one(on_entry[pr[i].op], false, pid, &pr[i], links);
@@ -394,6 +475,19 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		else
 			nattached++;
 	}
+	/* The copies of the provider: found now, and by rdt_verbs_rescan(). */
+	if (npr && (w = calloc(1, sizeof(*w)))) {
+		w->progs = *p;
+		w->pid = pid;
+		memcpy(w->pr, pr, npr * sizeof(pr[0]));
+		w->npr = npr;
+		watch_files(w);
+		copies = watch_scan(w, links, NULL, 0);
+		nattached += (int)w->probes;
+		if (w->err)
+			err = w->err;
+	}
+	*watch = w;
 	/* libibverbs stays open: closing it gains nothing here (the probes
 	 * are on the providers' files, whatever this process maps) */
 	if (!npr) {
@@ -404,7 +498,7 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 				pid > 0 ? ", one process:" : ":");
 	if (pid > 0 && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used, " pid %d:", pid);
-	for (size_t i = 0; i < nmine && used < msglen; i++) {
+	for (size_t i = 0; i < npr && used < msglen; i++) {
 		const char *base = strrchr(pr[i].path, '/');
 
 		used += (size_t)snprintf(msg + used, msglen - used, " %s@%s+0x%" PRIx64,
@@ -414,9 +508,9 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	if (copies && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used,
 					 "; %d other cop%s of the provider (another inode, the same build id): %zu probes more",
-					 copies, copies == 1 ? "y" : "ies", npr - nmine);
+					 copies, copies == 1 ? "y" : "ies", w->probes);
 	if (err && used < msglen)
 		snprintf(msg + used, msglen - used, " (%d of %zu attached: %s)", nattached,
-			 npr, strerror(-err));
+			 npr + (w ? w->probes : 0), strerror(-err));
 	return nattached;
 }
