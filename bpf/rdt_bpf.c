@@ -328,6 +328,7 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
 	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
 	RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
+	RO(qpx_wr_id); RO(qpx_wr_flags);
 #undef RO
 	if (share_maps(b, b->verbs->maps.rdt_events, b->verbs->maps.rdt_drops) ||
 	    rdt_verbs__load(b->verbs)) {
@@ -340,7 +341,13 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 				     .post_srq_recv = b->verbs->progs.verbs_post_srq_recv,
 				     .post_ret = b->verbs->progs.verbs_post_ret,
 				     .poll_cq = b->verbs->progs.verbs_poll_cq,
-				     .poll_cq_ret = b->verbs->progs.verbs_poll_cq_ret },
+				     .poll_cq_ret = b->verbs->progs.verbs_poll_cq_ret,
+				     .wr_start = b->verbs->progs.verbs_wr_start,
+				     .wr_op = b->verbs->progs.verbs_wr_op,
+				     .wr_sge = b->verbs->progs.verbs_wr_sge,
+				     .wr_sge_list = b->verbs->progs.verbs_wr_sge_list,
+				     .wr_inline = b->verbs->progs.verbs_wr_inline,
+				     .wr_complete = b->verbs->progs.verbs_wr_complete },
 			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links,
 			     &b->verbs_watch, msg, sizeof(msg));
 	b->verbs_rescan_ns = mono_ns();

@@ -34,7 +34,7 @@ struct rdt_verbs_offsets {
 		     ctx_device, dev_name, swr_next, swr_sg, swr_nsge, swr_opcode,
 		     swr_flags, swr_imm, swr_raddr, swr_rkey, rwr_next, rwr_sg, rwr_nsge,
 		     sge_size, sge_len, wc_size, wc_status, wc_opcode, wc_vendor, wc_len,
-		     wc_imm, wc_qpn, wc_srcqp, wc_flags;
+		     wc_imm, wc_qpn, wc_srcqp, wc_flags, qpx_wr_id, qpx_wr_flags;
 };
 
 void rdt_verbs_offsets(struct rdt_verbs_offsets *o);
@@ -50,6 +50,9 @@ bool rdt_verbs_addr_to_file(uintptr_t addr, char *path, size_t n, uint64_t *off)
 struct rdt_verbs_progs {
 	struct bpf_program *post_send, *post_recv, *post_srq_recv, *post_ret,
 			   *poll_cq, *poll_cq_ret;
+	/* the new post-send API (ibv_qp_ex) */
+	struct bpf_program *wr_start, *wr_op, *wr_sge, *wr_sge_list, *wr_inline,
+			   *wr_complete;
 };
 
 /* The provider files probed, to find copies of them later (verbs_attach.c). */

@@ -46,6 +46,7 @@ const volatile __u32 swr_next = 8, swr_sg = 16, swr_nsge = 24, swr_opcode = 28,
 		     swr_flags = 32, swr_imm = 36, swr_raddr = 40, swr_rkey = 48;
 const volatile __u32 rwr_next = 8, rwr_sg = 16, rwr_nsge = 24;
 const volatile __u32 sge_size = 16, sge_len = 8;
+const volatile __u32 qpx_wr_id = 64, qpx_wr_flags = 72;	/* ibv_qp_ex */
 const volatile __u32 wc_size = 48;
 const volatile __u32 wc_status = 8, wc_opcode = 12, wc_vendor = 16, wc_len = 20,
 		     wc_imm = 24, wc_qpn = 28, wc_srcqp = 32, wc_flags = 36;
@@ -475,5 +476,196 @@ int BPF_KRETPROBE(verbs_poll_cq_ret, int ret)
 		bpf_loop(MAX_WC, one_wc, &tid, 0);
 	}
 	bpf_map_delete_elem(&verbs_calls, &tid);
+	return 0;
+}
+
+/*
+ * The new post-send API (ibv_qp_ex: verbs.h's ibv_wr_start(), ibv_wr_send(),
+ * ibv_wr_set_sge(), ... ibv_wr_complete()), which never calls the ops
+ * table's post_send.  One WR is an opcode call (the program's cookie is
+ * its IBV_WR_* opcode), which reads qp_ex's wr_id and wr_flags, then its
+ * data (wr_set_sge, wr_set_sge_list, wr_set_inline_data): written when its
+ * data is set, or, if it has none, at the next opcode call or
+ * wr_complete.  Stamped at the opcode call.  The thread's WR in progress
+ * lives in verbs_wrx, as a call in verbs_calls (no frame holds it).
+ */
+struct wr_ex {
+	__u64 ts;
+	__u64 wr_id;
+	__u64 raddr;
+	__u64 len;
+	__u32 dev;
+	__u32 qpn;
+	__u32 flags;
+	__u32 imm;
+	__u32 rkey;
+	__u32 opcode;
+	__u32 index;		/* in this wr_start .. wr_complete batch */
+	__u32 nsge;
+	__u32 pending;		/* an opcode call not yet written */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct wr_ex);
+} verbs_wrx SEC(".maps");
+
+static const struct wr_ex wrx_zero;
+
+static __always_inline struct wr_ex *wrx_get(__u32 *tid)
+{
+	struct wr_ex *x;
+
+	*tid = (__u32)bpf_get_current_pid_tgid();
+	x = bpf_map_lookup_elem(&verbs_wrx, tid);
+	if (x)
+		return x;
+	if (bpf_map_update_elem(&verbs_wrx, tid, &wrx_zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&verbs_wrx, tid)) {
+		count_drop();
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&verbs_wrx, tid);
+}
+
+/* The WR in progress, if any, as a POST_SEND record. */
+static __noinline void wrx_flush(struct wr_ex *x)
+{
+	struct rdt_ev_post_send *e;
+
+	if (!x->pending)
+		return;
+	x->pending = 0;
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_POST_SEND, x->ts, x->dev);
+	if (e) {
+		e->wr_id = x->wr_id;
+		e->qpn = x->qpn;
+		e->ret = 0;
+		e->opcode = x->opcode;
+		e->bad = 0;
+		e->send_flags = x->flags;
+		e->num_sge = x->nsge;
+		e->index = x->index;
+		e->imm = x->imm;
+		e->total_len = x->len;
+		e->remote_addr = x->raddr;
+		e->rkey = x->rkey;
+		rdt_submit(e);
+	}
+	x->index++;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_start, void *qpx)
+{
+	struct wr_ex *x;
+	__u32 tid;
+
+	x = wrx_get(&tid);
+	if (x) {
+		wrx_flush(x);	/* a batch left open: what it had */
+		x->index = 0;
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_op, void *qpx, __u64 a1, __u64 a2, __u64 a3)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	struct wr_ex *x;
+	__u32 tid;
+
+	x = wrx_get(&tid);
+	if (!x)
+		return 0;
+	wrx_flush(x);
+	x->ts = ts;
+	x->wr_id = rd64((__u64)qpx + qpx_wr_id);
+	x->flags = rd32((__u64)qpx + qpx_wr_flags);
+	x->qpn = rd32((__u64)qpx + qp_num);
+	x->dev = ctx_dev(rd64((__u64)qpx + qp_context));
+	x->opcode = op;
+	x->len = 0;
+	x->nsge = 0;
+	x->imm = 0;
+	x->rkey = 0;
+	x->raddr = 0;
+	switch (op) {
+	case 3:			/* IBV_WR_SEND_WITH_IMM (imm_data) */
+		x->imm = (__u32)a1;
+		break;
+	case 1:			/* IBV_WR_RDMA_WRITE_WITH_IMM (rkey, addr, imm) */
+		x->imm = (__u32)a3;
+		/* fallthrough */
+	case 0:			/* IBV_WR_RDMA_WRITE (rkey, addr) */
+	case 4:			/* IBV_WR_RDMA_READ */
+	case 5:			/* IBV_WR_ATOMIC_CMP_AND_SWP (rkey, addr, ...) */
+	case 6:			/* IBV_WR_ATOMIC_FETCH_AND_ADD */
+		x->rkey = (__u32)a1;
+		x->raddr = a2;
+		break;
+	}
+	x->pending = 1;
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_sge, void *qpx, __u32 lkey, __u64 addr, __u32 length)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+
+	if (!x || !x->pending)
+		return 0;
+	x->len = length;
+	x->nsge = 1;
+	wrx_flush(x);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_sge_list, void *qpx, __u64 num_sge, void *sg_list)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+
+	if (!x || !x->pending)
+		return 0;
+	x->nsge = (__u32)num_sge;
+	x->len = sge_total((__u64)sg_list, (__u32)num_sge);
+	wrx_flush(x);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_inline, void *qpx, void *addr, __u64 length)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+
+	if (!x || !x->pending)
+		return 0;
+	x->len = length;
+	x->flags |= 8;		/* IBV_SEND_INLINE: what the call means */
+	wrx_flush(x);
+	return 0;
+}
+
+/* The batch's end: its last WR, and the thread's entry gone with it. */
+SEC("uprobe")
+int BPF_KPROBE(verbs_wr_complete, void *qpx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+
+	if (!x)
+		return 0;
+	wrx_flush(x);
+	bpf_map_delete_elem(&verbs_wrx, &tid);
 	return 0;
 }

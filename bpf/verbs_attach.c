@@ -39,6 +39,14 @@ struct verbs_lib {
 	int (*close)(struct ibv_context *);
 	const char *(*name)(struct ibv_device *);
 	int (*index)(struct ibv_device *);
+	/* a throwaway QP, to read the provider's ibv_qp_ex functions */
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *);
+	int (*dealloc_pd)(struct ibv_pd *);
+	struct ibv_cq *(*create_cq)(struct ibv_context *, int, void *, struct ibv_comp_channel *,
+				    int);
+	int (*destroy_cq)(struct ibv_cq *);
+	int (*destroy_qp)(struct ibv_qp *);
+	struct ibv_qp_ex *(*qp_to_qp_ex)(struct ibv_qp *);
 };
 
 static bool verbs_lib_open(struct verbs_lib *l, char *why, size_t n)
@@ -56,6 +64,14 @@ static bool verbs_lib_open(struct verbs_lib *l, char *why, size_t n)
 	l->name = (const char *(*)(struct ibv_device *))dlsym(l->h, "ibv_get_device_name");
 	/* rdma-core 24 and later; without it the records say RDT_NO_DEV */
 	l->index = (int (*)(struct ibv_device *))dlsym(l->h, "ibv_get_device_index");
+	l->alloc_pd = (struct ibv_pd *(*)(struct ibv_context *))dlsym(l->h, "ibv_alloc_pd");
+	l->dealloc_pd = (int (*)(struct ibv_pd *))dlsym(l->h, "ibv_dealloc_pd");
+	l->create_cq = (struct ibv_cq *(*)(struct ibv_context *, int, void *,
+					  struct ibv_comp_channel *, int))dlsym(l->h, "ibv_create_cq");
+	l->destroy_cq = (int (*)(struct ibv_cq *))dlsym(l->h, "ibv_destroy_cq");
+	l->destroy_qp = (int (*)(struct ibv_qp *))dlsym(l->h, "ibv_destroy_qp");
+	/* rdma-core 24 and later: without it, no ibv_qp_ex probes */
+	l->qp_to_qp_ex = (struct ibv_qp_ex *(*)(struct ibv_qp *))dlsym(l->h, "ibv_qp_to_qp_ex");
 	if (!l->get_list || !l->free_list || !l->open || !l->close || !l->name) {
 		snprintf(why, n, "libibverbs.so.1 lacks the device calls");
 		dlclose(l->h);
@@ -108,18 +124,30 @@ struct probe {
 	char path[512];
 	uint64_t off;
 	int op;
+	uint64_t cookie;	/* OP_WR: the IBV_WR_* opcode */
 };
 
-enum { OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ, NOPS };
-static const char *const op_name[NOPS] = { "post_send", "post_recv", "post_srq_recv",
-					   "poll_cq" };
+/*
+ * The ops table's four (an entry and a return probe each), then the new
+ * post-send API's (ibv_qp_ex: entry only).
+ */
+enum {
+	OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ, NOPS,
+	OP_WR_START = NOPS, OP_WR_OP, OP_WR_SGE, OP_WR_SGE_LIST, OP_WR_INLINE,
+	OP_WR_COMPLETE, NALLOPS
+};
+static const char *const op_name[NALLOPS] = {
+	"post_send", "post_recv", "post_srq_recv", "poll_cq", "wr_start", "wr_op",
+	"wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete"
+};
 
 static int attach_one(struct bpf_program *p, bool ret, int pid, const struct probe *pr,
 		      struct rdt_links *links)
 {
+	LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ret, .bpf_cookie = pr->cookie);
 	/* libbpf: -1 every process, 0 this one */
-	struct bpf_link *l = bpf_program__attach_uprobe(p, ret, pid > 0 ? pid : -1,
-							pr->path, pr->off);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, pid > 0 ? pid : -1,
+							     pr->path, pr->off, &o);
 
 	if (!l)
 		return -errno;
@@ -128,6 +156,26 @@ static int attach_one(struct bpf_program *p, bool ret, int pid, const struct pro
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Probe q's program(s): an entry and, for the ops table's four, a return. */
+static int attach_probe(const struct rdt_verbs_progs *p, int pid, const struct probe *q,
+			struct rdt_links *links)
+{
+	struct bpf_program *on_entry[NALLOPS] = {
+		p->post_send, p->post_recv, p->post_srq_recv, p->poll_cq, p->wr_start,
+		p->wr_op, p->wr_sge, p->wr_sge_list, p->wr_inline, p->wr_complete
+	};
+	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
+					       p->poll_cq_ret };
+	int e;
+
+	if (q->op < 0 || q->op >= NALLOPS)
+		return -EINVAL;
+	e = attach_one(on_entry[q->op], false, pid, q, links);
+	if (!e && q->op < NOPS)
+		e = attach_one(on_return[q->op], true, pid, q, links);
+	return e;
 }
 
 void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
@@ -162,6 +210,10 @@ void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
 	o->wc_qpn = offsetof(struct ibv_wc, qp_num);
 	o->wc_srcqp = offsetof(struct ibv_wc, src_qp);
 	o->wc_flags = offsetof(struct ibv_wc, wc_flags);
+	o->qpx_wr_id = offsetof(struct ibv_qp_ex, wr_id);
+	o->qpx_wr_flags = offsetof(struct ibv_qp_ex, wr_flags);
+	/* the ops table's fields and qp_ex's start alike: one qp_context */
+	_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "qp_ex");
 	/* rdma.remote_addr and atomic.remote_addr share their place */
 	_Static_assert(offsetof(struct ibv_send_wr, wr.rdma.remote_addr) ==
 		       offsetof(struct ibv_send_wr, wr.atomic.remote_addr), "wr union");
@@ -283,11 +335,6 @@ static bool watch_seen(struct rdt_verbs_watch *w, dev_t dev, ino_t ino)
 static bool watch_copy(struct rdt_verbs_watch *w, size_t k, const char *mf,
 		       const struct stat *st, struct rdt_links *links)
 {
-	struct bpf_program *on_entry[NOPS] = { w->progs.post_send, w->progs.post_recv,
-					      w->progs.post_srq_recv, w->progs.poll_cq };
-	struct bpf_program *on_return[NOPS] = { w->progs.post_ret, w->progs.post_ret,
-					       w->progs.post_ret, w->progs.poll_cq_ret };
-
 	if (w->nseen == w->capseen) {
 		size_t cap = w->capseen ? 2 * w->capseen : 16;
 		void *v = realloc(w->seen, cap * sizeof(*w->seen));
@@ -304,12 +351,10 @@ static bool watch_copy(struct rdt_verbs_watch *w, size_t k, const char *mf,
 		struct probe q = w->pr[i];
 		int e;
 
-		if (w->of[i] != (int)k || q.op < 0 || q.op >= NOPS)
+		if (w->of[i] != (int)k)
 			continue;
 		snprintf(q.path, sizeof(q.path), "%s", mf);
-		e = attach_one(on_entry[q.op], false, w->pid, &q, links);
-		if (!e)
-			e = attach_one(on_return[q.op], true, w->pid, &q, links);
+		e = attach_probe(&w->progs, w->pid, &q, links);
 		if (e)
 			w->err = e;
 		else
@@ -399,6 +444,95 @@ void rdt_verbs_watch_free(struct rdt_verbs_watch *w)
 	free(w);
 }
 
+/* A probe at code address fn, unless one is there already (or no room). */
+static void add_probe(struct probe *pr, size_t *npr, size_t max, uintptr_t fn, int op,
+		      uint64_t cookie)
+{
+	struct probe q = { .op = op, .cookie = cookie };
+
+	if (!fn || !rdt_verbs_addr_to_file(fn, q.path, sizeof(q.path), &q.off))
+		return;
+	for (size_t i = 0; i < *npr; i++)
+		if (pr[i].off == q.off && !strcmp(pr[i].path, q.path))
+			return;
+	if (*npr < max)
+		pr[(*npr)++] = q;
+}
+
+/*
+ * The provider's functions behind the new post-send API (ibv_qp_ex), read
+ * from a throwaway RC QP (left in RESET, destroyed at once): the opcode
+ * calls, the data calls, wr_start and wr_complete.  What an application's
+ * QP of another type uses may be other functions (mlx5 has some per QP
+ * type): those are not probed.  Returns whether the provider has the API.
+ */
+static bool ex_probes(const struct verbs_lib *l, struct ibv_context *ctx, struct probe *pr,
+		      size_t *npr, size_t max)
+{
+	/* opcode call -> its IBV_WR_* opcode, for the program's cookie */
+	static const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+		IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	static const uint64_t fewer = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND |
+		IBV_QP_EX_WITH_RDMA_READ;
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+	};
+	/* verbs.h's ibv_create_qp_ex() less its ibv_create_qp() fallback,
+	 * which this file, linking no libibverbs, has no symbol for */
+	struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_qp_ex);
+	struct ibv_qp_ex *x;
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	bool ok = false;
+
+	if (!vctx || !l->qp_to_qp_ex || !l->alloc_pd || !l->dealloc_pd || !l->create_cq ||
+	    !l->destroy_cq || !l->destroy_qp || !(pd = l->alloc_pd(ctx)))
+		return false;
+	cq = l->create_cq(ctx, 1, NULL, NULL, 0);
+	if (!cq)
+		goto out_pd;
+	a.pd = pd;
+	a.send_cq = a.recv_cq = cq;
+	a.send_ops_flags = ops;
+	qp = vctx->create_qp_ex(ctx, &a);
+	if (!qp) {
+		a.send_ops_flags = fewer;
+		qp = vctx->create_qp_ex(ctx, &a);
+	}
+	if (!qp)
+		goto out_cq;
+	x = l->qp_to_qp_ex(qp);
+	if (x) {
+		add_probe(pr, npr, max, (uintptr_t)x->wr_start, OP_WR_START, 0);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_complete, OP_WR_COMPLETE, 0);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_write, OP_WR_OP, IBV_WR_RDMA_WRITE);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_write_imm, OP_WR_OP,
+			  IBV_WR_RDMA_WRITE_WITH_IMM);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_send, OP_WR_OP, IBV_WR_SEND);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_send_imm, OP_WR_OP, IBV_WR_SEND_WITH_IMM);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_read, OP_WR_OP, IBV_WR_RDMA_READ);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_atomic_cmp_swp, OP_WR_OP,
+			  IBV_WR_ATOMIC_CMP_AND_SWP);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_atomic_fetch_add, OP_WR_OP,
+			  IBV_WR_ATOMIC_FETCH_AND_ADD);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_set_sge, OP_WR_SGE, 0);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_set_sge_list, OP_WR_SGE_LIST, 0);
+		add_probe(pr, npr, max, (uintptr_t)x->wr_set_inline_data, OP_WR_INLINE, 0);
+		ok = true;
+	}
+	l->destroy_qp(qp);
+out_cq:
+	l->destroy_cq(cq);
+out_pd:
+	l->dealloc_pd(pd);
+	return ok;
+}
+
 int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		     struct rdt_links *links, struct rdt_verbs_watch **watch, char *msg,
 		     size_t msglen)
@@ -407,7 +541,7 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	size_t npr = 0, used = 0;
 	struct ibv_device **list;
 	struct verbs_lib l;
-	int ndev = 0, nattached = 0, err = 0;
+	int ndev = 0, nattached = 0, err = 0, nex = 0;
 	char devnames[256] = "";
 
 	if (!verbs_lib_open(&l, msg, msglen))
@@ -444,32 +578,19 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		fn[OP_POST_RECV] = (uintptr_t)ctx->ops.post_recv;
 		fn[OP_POST_SRQ_RECV] = (uintptr_t)ctx->ops.post_srq_recv;
 		fn[OP_POLL_CQ] = (uintptr_t)ctx->ops.poll_cq;
-		for (int op = 0; op < NOPS; op++) {
-			struct probe q = { .op = op };
-			bool dup = false;
-
-			if (!fn[op] || !rdt_verbs_addr_to_file(fn[op], q.path, sizeof(q.path), &q.off))
-				continue;
-			for (size_t i = 0; i < npr; i++)
-				dup |= pr[i].off == q.off && !strcmp(pr[i].path, q.path);
-			if (!dup && npr < sizeof(pr) / sizeof(pr[0]))
-				pr[npr++] = q;
-		}
+		for (int op = 0; op < NOPS; op++)
+			add_probe(pr, &npr, sizeof(pr) / sizeof(pr[0]), fn[op], op, 0);
+		if (ex_probes(&l, ctx, pr, &npr, sizeof(pr) / sizeof(pr[0])))
+			nex++;
 		l.close(ctx);
 	}
 	l.free_list(list);
-	struct bpf_program *on_entry[NOPS] = { p->post_send, p->post_recv, p->post_srq_recv,
-					      p->poll_cq };
-	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
-					       p->poll_cq_ret };
 	struct rdt_verbs_watch *w = NULL;
 	int copies = 0;
 
 	for (size_t i = 0; i < npr; i++) {
-		int e = attach_one(on_entry[pr[i].op], false, pid, &pr[i], links);
+		int e = attach_probe(p, pid, &pr[i], links);
 
-		if (!e)
-			e = attach_one(on_return[pr[i].op], true, pid, &pr[i], links);
 		if (e)
 			err = e;
 		else
@@ -498,13 +619,23 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 				pid > 0 ? ", one process:" : ":");
 	if (pid > 0 && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used, " pid %d:", pid);
+	size_t nexf = 0;
+
 	for (size_t i = 0; i < npr && used < msglen; i++) {
 		const char *base = strrchr(pr[i].path, '/');
 
+		if (pr[i].op >= NOPS) {
+			nexf++;
+			continue;
+		}
 		used += (size_t)snprintf(msg + used, msglen - used, " %s@%s+0x%" PRIx64,
 					 op_name[pr[i].op], base ? base + 1 : pr[i].path,
 					 pr[i].off);
 	}
+	if (used < msglen)
+		used += (size_t)snprintf(msg + used, msglen - used,
+					 "; new post-send API (ibv_qp_ex): %zu functions of %d device%s",
+					 nexf, nex, nex == 1 ? "" : "s");
 	if (copies && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used,
 					 "; %d other cop%s of the provider (another inode, the same build id): %zu probes more",
