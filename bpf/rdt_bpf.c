@@ -328,7 +328,7 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
 	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
 	RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
-	RO(qpx_wr_id); RO(qpx_wr_flags);
+	RO(qpx_wr_id); RO(qpx_wr_flags); RO(cqx_status); RO(cqx_wr_id);
 #undef RO
 	if (share_maps(b, b->verbs->maps.rdt_events, b->verbs->maps.rdt_drops) ||
 	    rdt_verbs__load(b->verbs)) {
@@ -347,7 +347,11 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 				     .wr_sge = b->verbs->progs.verbs_wr_sge,
 				     .wr_sge_list = b->verbs->progs.verbs_wr_sge_list,
 				     .wr_inline = b->verbs->progs.verbs_wr_inline,
-				     .wr_complete = b->verbs->progs.verbs_wr_complete },
+				     .wr_complete = b->verbs->progs.verbs_wr_complete,
+				     .cqx_poll = b->verbs->progs.verbs_cqx_poll,
+				     .cqx_poll_ret = b->verbs->progs.verbs_cqx_poll_ret,
+				     .cqx_end = b->verbs->progs.verbs_cqx_end,
+				     .cqx_read = b->verbs->progs.verbs_cqx_read },
 			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links,
 			     &b->verbs_watch, msg, sizeof(msg));
 	b->verbs_rescan_ns = mono_ns();

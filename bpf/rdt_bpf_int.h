@@ -34,7 +34,8 @@ struct rdt_verbs_offsets {
 		     ctx_device, dev_name, swr_next, swr_sg, swr_nsge, swr_opcode,
 		     swr_flags, swr_imm, swr_raddr, swr_rkey, rwr_next, rwr_sg, rwr_nsge,
 		     sge_size, sge_len, wc_size, wc_status, wc_opcode, wc_vendor, wc_len,
-		     wc_imm, wc_qpn, wc_srcqp, wc_flags, qpx_wr_id, qpx_wr_flags;
+		     wc_imm, wc_qpn, wc_srcqp, wc_flags, qpx_wr_id, qpx_wr_flags, cqx_status,
+		     cqx_wr_id;
 };
 
 void rdt_verbs_offsets(struct rdt_verbs_offsets *o);
@@ -53,6 +54,8 @@ struct rdt_verbs_progs {
 	/* the new post-send API (ibv_qp_ex) */
 	struct bpf_program *wr_start, *wr_op, *wr_sge, *wr_sge_list, *wr_inline,
 			   *wr_complete;
+	/* the extended completion API (ibv_cq_ex) */
+	struct bpf_program *cqx_poll, *cqx_poll_ret, *cqx_end, *cqx_read;
 };
 
 /* The provider files probed, to find copies of them later (verbs_attach.c). */

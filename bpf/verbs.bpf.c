@@ -47,6 +47,7 @@ const volatile __u32 swr_next = 8, swr_sg = 16, swr_nsge = 24, swr_opcode = 28,
 const volatile __u32 rwr_next = 8, rwr_sg = 16, rwr_nsge = 24;
 const volatile __u32 sge_size = 16, sge_len = 8;
 const volatile __u32 qpx_wr_id = 64, qpx_wr_flags = 72;	/* ibv_qp_ex */
+const volatile __u32 cqx_status = 132, cqx_wr_id = 136;	/* ibv_cq_ex */
 const volatile __u32 wc_size = 48;
 const volatile __u32 wc_status = 8, wc_opcode = 12, wc_vendor = 16, wc_len = 20,
 		     wc_imm = 24, wc_qpn = 28, wc_srcqp = 32, wc_flags = 36;
@@ -667,5 +668,182 @@ int BPF_KPROBE(verbs_wr_complete, void *qpx)
 		return 0;
 	wrx_flush(x);
 	bpf_map_delete_elem(&verbs_wrx, &tid);
+	return 0;
+}
+
+/*
+ * The extended completion API (ibv_cq_ex): ibv_start_poll() or
+ * ibv_next_poll() returning 0 makes one completion current, whose wr_id
+ * and status are fields of the ibv_cq_ex; the application reads the rest
+ * through read_* calls (ibv_wc_read_opcode(), ibv_wc_read_qp_num(), ...),
+ * each probed at its return (the cookie names the field).  The completion
+ * is written when the next one is made current or at ibv_end_poll(),
+ * stamped when it was made current; a field the application did not read
+ * is 0, and the opcode VERBS_WC_OPCODE_UNREAD.
+ */
+#define VERBS_WC_OPCODE_UNREAD	0xff
+
+enum { CQX_OPCODE = 1, CQX_VENDOR_ERR, CQX_BYTE_LEN, CQX_IMM, CQX_QP_NUM, CQX_SRC_QP,
+       CQX_WC_FLAGS };
+
+struct wc_ex {
+	__u64 ts;
+	__u64 wr_id;
+	__u64 cq;		/* the ibv_cq_ex of the poll in progress */
+	__u32 dev;
+	__u32 cq_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 byte_len;
+	__u32 qpn;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u32 imm;
+	__u32 vendor;
+	__u32 index;		/* in this start_poll .. end_poll */
+	__u32 pending;		/* a current completion not yet written */
+	__u32 starting;		/* in start_poll: its ENOENT ends the poll */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct wc_ex);
+} verbs_wcx SEC(".maps");
+
+static const struct wc_ex wcx_zero;
+
+static __noinline void wcx_flush(struct wc_ex *x)
+{
+	struct rdt_ev_poll_cq_wc *e;
+
+	if (!x->pending)
+		return;
+	x->pending = 0;
+	e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_WC, x->ts, x->dev);
+	if (e) {
+		e->wr_id = x->wr_id;
+		e->cq_id = x->cq_id;
+		e->status = x->status;
+		e->opcode = x->opcode;
+		e->byte_len = x->byte_len;
+		e->qpn = x->qpn;
+		e->src_qp = x->src_qp;
+		e->wc_flags = x->wc_flags;
+		e->imm = x->imm;
+		e->vendor_err = x->vendor;
+		e->index = x->index;
+		e->poll_requested = 0;
+		rdt_submit(e);
+	}
+	x->index++;
+}
+
+/* start_poll (cookie 0) and next_poll (1), at entry: the last one written. */
+SEC("uprobe")
+int BPF_KPROBE(verbs_cqx_poll, void *cq)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 start = bpf_get_attach_cookie(ctx) == 0;
+	struct wc_ex *x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+
+	if (!x) {
+		if (bpf_map_update_elem(&verbs_wcx, &tid, &wcx_zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&verbs_wcx, &tid)) {
+			count_drop();
+			return 0;
+		}
+		x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+		if (!x)
+			return 0;
+	}
+	wcx_flush(x);
+	if (start)
+		x->index = 0;
+	x->starting = start;
+	x->cq = (__u64)cq;
+	return 0;
+}
+
+/* Their return: 0 made a completion current. */
+SEC("uretprobe")
+int BPF_KRETPROBE(verbs_cqx_poll_ret, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wc_ex *x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+	__u64 cq;
+
+	if (!x)
+		return 0;
+	if (ret) {	/* nothing current; a start_poll that found none ends */
+		if (x->starting)
+			bpf_map_delete_elem(&verbs_wcx, &tid);
+		return 0;
+	}
+	cq = x->cq;
+	x->ts = bpf_ktime_get_ns();
+	x->wr_id = rd64(cq + cqx_wr_id);
+	x->status = rd32(cq + cqx_status);
+	x->cq_id = rd32(cq + cq_handle);
+	x->dev = ctx_dev(rd64(cq + cq_context));
+	x->opcode = VERBS_WC_OPCODE_UNREAD;
+	x->byte_len = 0;
+	x->qpn = 0;
+	x->src_qp = 0;
+	x->wc_flags = 0;
+	x->imm = 0;
+	x->vendor = 0;
+	x->pending = 1;
+	return 0;
+}
+
+/* A read_* call's return: that field of the current completion. */
+SEC("uretprobe")
+int BPF_KRETPROBE(verbs_cqx_read, __u64 v)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wc_ex *x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+
+	if (!x || !x->pending)
+		return 0;
+	switch (bpf_get_attach_cookie(ctx)) {
+	case CQX_OPCODE:
+		x->opcode = (__u32)v;
+		break;
+	case CQX_VENDOR_ERR:
+		x->vendor = (__u32)v;
+		break;
+	case CQX_BYTE_LEN:
+		x->byte_len = (__u32)v;
+		break;
+	case CQX_IMM:
+		x->imm = (__u32)v;
+		break;
+	case CQX_QP_NUM:
+		x->qpn = (__u32)v;
+		break;
+	case CQX_SRC_QP:
+		x->src_qp = (__u32)v;
+		break;
+	case CQX_WC_FLAGS:
+		x->wc_flags = (__u32)v;
+		break;
+	}
+	return 0;
+}
+
+/* end_poll: the last completion written, the thread's entry gone. */
+SEC("uprobe")
+int BPF_KPROBE(verbs_cqx_end, void *cq)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wc_ex *x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+
+	if (!x)
+		return 0;
+	wcx_flush(x);
+	bpf_map_delete_elem(&verbs_wcx, &tid);
 	return 0;
 }

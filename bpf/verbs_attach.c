@@ -134,11 +134,12 @@ struct probe {
 enum {
 	OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ, NOPS,
 	OP_WR_START = NOPS, OP_WR_OP, OP_WR_SGE, OP_WR_SGE_LIST, OP_WR_INLINE,
-	OP_WR_COMPLETE, NALLOPS
+	OP_WR_COMPLETE, OP_CQX_POLL, OP_CQX_END, OP_CQX_READ, NALLOPS
 };
 static const char *const op_name[NALLOPS] = {
 	"post_send", "post_recv", "post_srq_recv", "poll_cq", "wr_start", "wr_op",
-	"wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete"
+	"wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete",
+	"cq_ex_poll", "cq_ex_end_poll", "cq_ex_read"
 };
 
 static int attach_one(struct bpf_program *p, bool ret, int pid, const struct probe *pr,
@@ -158,22 +159,26 @@ static int attach_one(struct bpf_program *p, bool ret, int pid, const struct pro
 	return 0;
 }
 
-/* Probe q's program(s): an entry and, for the ops table's four, a return. */
+/* Probe q's program(s): at entry, at return, or both, as its op wants. */
 static int attach_probe(const struct rdt_verbs_progs *p, int pid, const struct probe *q,
 			struct rdt_links *links)
 {
 	struct bpf_program *on_entry[NALLOPS] = {
 		p->post_send, p->post_recv, p->post_srq_recv, p->poll_cq, p->wr_start,
-		p->wr_op, p->wr_sge, p->wr_sge_list, p->wr_inline, p->wr_complete
+		p->wr_op, p->wr_sge, p->wr_sge_list, p->wr_inline, p->wr_complete,
+		p->cqx_poll, p->cqx_end, NULL
 	};
-	struct bpf_program *on_return[NOPS] = { p->post_ret, p->post_ret, p->post_ret,
-					       p->poll_cq_ret };
-	int e;
+	struct bpf_program *on_return[NALLOPS] = {
+		p->post_ret, p->post_ret, p->post_ret, p->poll_cq_ret,
+		[OP_CQX_POLL] = p->cqx_poll_ret, [OP_CQX_READ] = p->cqx_read
+	};
+	int e = 0;
 
 	if (q->op < 0 || q->op >= NALLOPS)
 		return -EINVAL;
-	e = attach_one(on_entry[q->op], false, pid, q, links);
-	if (!e && q->op < NOPS)
+	if (on_entry[q->op])
+		e = attach_one(on_entry[q->op], false, pid, q, links);
+	if (!e && on_return[q->op])
 		e = attach_one(on_return[q->op], true, pid, q, links);
 	return e;
 }
@@ -212,6 +217,12 @@ void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
 	o->wc_flags = offsetof(struct ibv_wc, wc_flags);
 	o->qpx_wr_id = offsetof(struct ibv_qp_ex, wr_id);
 	o->qpx_wr_flags = offsetof(struct ibv_qp_ex, wr_flags);
+	o->cqx_status = offsetof(struct ibv_cq_ex, status);
+	o->cqx_wr_id = offsetof(struct ibv_cq_ex, wr_id);
+	/* what verbs.bpf.c reads of a CQ, alike in ibv_cq and ibv_cq_ex */
+	_Static_assert(offsetof(struct ibv_cq_ex, context) == offsetof(struct ibv_cq, context) &&
+		       offsetof(struct ibv_cq_ex, handle) == offsetof(struct ibv_cq, handle),
+		       "cq_ex");
 	/* the ops table's fields and qp_ex's start alike: one qp_context */
 	_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "qp_ex");
 	/* rdma.remote_addr and atomic.remote_addr share their place */
@@ -533,6 +544,34 @@ out_pd:
 	return ok;
 }
 
+/*
+ * The provider's functions behind the extended completion API (ibv_cq_ex),
+ * read from a throwaway CQ made with the standard fields: start_poll and
+ * next_poll, end_poll, and the read_* calls of those fields.
+ */
+static bool cqx_probes(const struct verbs_lib *l, struct ibv_context *ctx, struct probe *pr,
+		       size_t *npr, size_t max)
+{
+	struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_cq_ex);
+	struct ibv_cq_init_attr_ex a = { .cqe = 1, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq_ex *x;
+
+	if (!vctx || !l->destroy_cq || !(x = vctx->create_cq_ex(ctx, &a)))
+		return false;
+	add_probe(pr, npr, max, (uintptr_t)x->start_poll, OP_CQX_POLL, 0);
+	add_probe(pr, npr, max, (uintptr_t)x->next_poll, OP_CQX_POLL, 1);
+	add_probe(pr, npr, max, (uintptr_t)x->end_poll, OP_CQX_END, 0);
+	add_probe(pr, npr, max, (uintptr_t)x->read_opcode, OP_CQX_READ, 1);
+	add_probe(pr, npr, max, (uintptr_t)x->read_vendor_err, OP_CQX_READ, 2);
+	add_probe(pr, npr, max, (uintptr_t)x->read_byte_len, OP_CQX_READ, 3);
+	add_probe(pr, npr, max, (uintptr_t)x->read_imm_data, OP_CQX_READ, 4);
+	add_probe(pr, npr, max, (uintptr_t)x->read_qp_num, OP_CQX_READ, 5);
+	add_probe(pr, npr, max, (uintptr_t)x->read_src_qp, OP_CQX_READ, 6);
+	add_probe(pr, npr, max, (uintptr_t)x->read_wc_flags, OP_CQX_READ, 7);
+	l->destroy_cq(ibv_cq_ex_to_cq(x));
+	return true;
+}
+
 int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		     struct rdt_links *links, struct rdt_verbs_watch **watch, char *msg,
 		     size_t msglen)
@@ -541,7 +580,7 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	size_t npr = 0, used = 0;
 	struct ibv_device **list;
 	struct verbs_lib l;
-	int ndev = 0, nattached = 0, err = 0, nex = 0;
+	int ndev = 0, nattached = 0, err = 0, nex = 0, ncqx = 0;
 	char devnames[256] = "";
 
 	if (!verbs_lib_open(&l, msg, msglen))
@@ -582,6 +621,8 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 			add_probe(pr, &npr, sizeof(pr) / sizeof(pr[0]), fn[op], op, 0);
 		if (ex_probes(&l, ctx, pr, &npr, sizeof(pr) / sizeof(pr[0])))
 			nex++;
+		if (cqx_probes(&l, ctx, pr, &npr, sizeof(pr) / sizeof(pr[0])))
+			ncqx++;
 		l.close(ctx);
 	}
 	l.free_list(list);
@@ -619,11 +660,15 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 				pid > 0 ? ", one process:" : ":");
 	if (pid > 0 && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used, " pid %d:", pid);
-	size_t nexf = 0;
+	size_t nexf = 0, ncqxf = 0;
 
 	for (size_t i = 0; i < npr && used < msglen; i++) {
 		const char *base = strrchr(pr[i].path, '/');
 
+		if (pr[i].op >= OP_CQX_POLL) {
+			ncqxf++;
+			continue;
+		}
 		if (pr[i].op >= NOPS) {
 			nexf++;
 			continue;
@@ -634,8 +679,10 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	}
 	if (used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used,
-					 "; new post-send API (ibv_qp_ex): %zu functions of %d device%s",
-					 nexf, nex, nex == 1 ? "" : "s");
+					 "; new post-send API (ibv_qp_ex): %zu functions of %d device%s"
+					 "; extended completions (ibv_cq_ex): %zu functions of %d device%s",
+					 nexf, nex, nex == 1 ? "" : "s", ncqxf, ncqx,
+					 ncqx == 1 ? "" : "s");
 	if (copies && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used,
 					 "; %d other cop%s of the provider (another inode, the same build id): %zu probes more",

@@ -6,10 +6,14 @@
  * error and moves the QP to the error state) and a second, good send that
  * is flushed.  Prints what the application itself polled, one line a
  * completion: "qpn=N wr_id=N status=N vendor_err=0xN opcode=N" — the
- * truth the trace is held to.
+ * truth the trace is held to.  With "cqex", the CQ is an ibv_cq_ex polled
+ * through ibv_start_poll() / ibv_next_poll() / ibv_end_poll(), each
+ * completion's fields read with ibv_wc_read_*(): the extended completion
+ * API, which never calls the ops table's poll_cq.
  *
- *   verbs-err DEV GID_INDEX
+ *   verbs-err DEV GID_INDEX [cqex]
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,30 @@ static int poll_until(struct ibv_cq *cq, int want, int got)
 		       wc.qp_num, (unsigned long long)wc.wr_id, wc.status, wc.vendor_err,
 		       wc.opcode);
 		got++;
+	}
+	return got;
+}
+
+/* poll_until() through the extended completion API. */
+static int poll_until_ex(struct ibv_cq_ex *cq, int want, int got)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+
+	for (int tries = 0; got < want && tries < 10000; tries++) {
+		if (ibv_start_poll(cq, &pa)) {
+			usleep(1000);
+			continue;
+		}
+		do {
+			uint32_t qpn = ibv_wc_read_qp_num(cq);
+			uint32_t ve = ibv_wc_read_vendor_err(cq);
+			int op = ibv_wc_read_opcode(cq);
+
+			printf("qpn=%u wr_id=%llu status=%d vendor_err=0x%x opcode=%d\n", qpn,
+			       (unsigned long long)cq->wr_id, cq->status, ve, op);
+			got++;
+		} while (got < want && !ibv_next_poll(cq));
+		ibv_end_poll(cq);
 	}
 	return got;
 }
@@ -102,11 +130,14 @@ int main(int argc, char **argv)
 	struct ibv_qp *a, *b;
 	struct ibv_mr *mr;
 	struct ibv_pd *pd;
+	struct ibv_cq_ex *cqx = NULL;
 	struct ibv_cq *cq;
 	int n, got;
+	bool ex;
 
-	if (argc != 3)
-		die("usage: verbs-err DEV GID_INDEX");
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "cqex")))
+		die("usage: verbs-err DEV GID_INDEX [cqex]");
+	ex = argc == 4;
 	list = ibv_get_device_list(&n);
 	for (int i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -116,7 +147,14 @@ int main(int argc, char **argv)
 	if (ibv_query_gid(ctx, 1, atoi(argv[2]), &gid))
 		die("query gid");
 	pd = ibv_alloc_pd(ctx);
-	cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	if (ex) {
+		struct ibv_cq_init_attr_ex ca = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
+
+		cqx = pd ? ibv_create_cq_ex(ctx, &ca) : NULL;
+		cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL;
+	} else {
+		cq = pd ? ibv_create_cq(ctx, 16, NULL, NULL, 0) : NULL;
+	}
 	mr = cq ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
 	if (!mr)
 		die("pd, cq or mr");
@@ -143,10 +181,10 @@ int main(int argc, char **argv)
 	if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &s1, &sbad))
 		die("post");
 	/* the second after the first completed: the QP is in error by then */
-	got = poll_until(cq, 1, 0);
+	got = ex ? poll_until_ex(cqx, 1, 0) : poll_until(cq, 1, 0);
 	if (ibv_post_send(a, &s2, &sbad))
 		printf("post_send after the error: refused\n");
-	got = poll_until(cq, 2, got);
+	got = ex ? poll_until_ex(cqx, 2, got) : poll_until(cq, 2, got);
 	printf("qp_a=%u qp_b=%u completions=%d polled_ms=%ld\n", a->qp_num, b->qp_num,
 	       got, ms() - t0);
 	fflush(stdout);
