@@ -51,6 +51,15 @@ for tag in ("real", "double"):
     f = med(f"nccl.{tag}.floor_ns")
     if f is not None and b is not None:
         derived[f"nccl.{tag}.floor_added_ns"] = f - b
+# Figure 5 (issue 33): --verbs per post_send and poll_cq, against the bare
+# uprobe + uretprobe floor on the same functions.
+for op in ("post_send", "poll_cq"):
+    a, b = med(f"verbs_uprobe.{op}.traced_ns"), med(f"verbs_uprobe.{op}.untraced_ns")
+    f = med(f"verbs_uprobe.{op}.floor_ns")
+    if a is not None and b is not None:
+        derived[f"verbs_uprobe.{op}.added_ns"] = a - b
+    if a is not None and f is not None:
+        derived[f"verbs_uprobe.{op}.over_floor_ns"] = a - f
 for m in ("write_bw_MBps", "send_lat_us", "ring_time_us"):
     r = ratio(f"workload.traced.{m}", f"workload.untraced.{m}")
     if r is not None:

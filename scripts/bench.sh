@@ -31,11 +31,12 @@ make -s -C bench >&2
 } >>"$RAW"
 
 if [ "$QUICK" = 1 ]; then
-	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000 NP_N=100000 MERGE_MSGS=200
+	REPS=1 DEC_N=100000 DEC_SLOW=20000 NCCL_N=2000 NP_N=100000 MERGE_MSGS=200 VERBS_N=2000
 	FOLLOW_N=100000
 else
 	REPS=${BENCH_REPS:-5} DEC_N=${BENCH_DECODE_EVENTS:-8000000} DEC_SLOW=${BENCH_SLOW_EVENTS:-400000}
 	NCCL_N=${BENCH_NCCL_CALLS:-100000}
+	VERBS_N=${BENCH_VERBS_CALLS:-100000}
 	NP_N=${BENCH_NCCL_PLUGIN_PAIRS:-2000000}
 	MERGE_MSGS=${BENCH_MERGE_MSGS:-5000}
 	FOLLOW_N=${BENCH_FOLLOW_EVENTS:-2000000}
@@ -50,6 +51,8 @@ RDT_BUILD=build python3 bench/host-follow.py "$REPS" "$FOLLOW_N" >>"$RAW" ||
 	log "host follow figure failed"
 log "figure 4: NCCL uprobes ($NCCL_N calls), $REPS reps"
 bench/host-nccl.sh "$REPS" "$NCCL_N" >>"$RAW" || log "NCCL figure failed"
+log "figure 5: --verbs uprobes ($VERBS_N post_send and poll_cq calls), $REPS reps"
+bench/host-verbs.sh "$REPS" "$VERBS_N" >>"$RAW" || log "verbs figure failed"
 log "figure 6: NCCL profiler plugin ($NP_N event pairs), $REPS reps"
 bench/host-nccl-plugin.sh "$REPS" "$NP_N" >>"$RAW" || log "NCCL plugin figure failed"
 
