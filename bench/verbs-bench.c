@@ -151,23 +151,13 @@ int main(int argc, char **argv)
 	}
 	traced = !strcmp(argv[1], "traced");
 	if (traced) {
-		struct rdt_verbs_offsets o;
 		uint64_t h = 0xcbf29ce484222325ull;
 		uint32_t idx = 0;
 
 		skel = rdt_verbs__open();
 		if (!skel)
 			die("open verbs.bpf.o", errno);
-		rdt_verbs_offsets(&o);
-#define RO(f) (skel->rodata->f = o.f)
-		RO(qp_context); RO(qp_num); RO(srq_context); RO(srq_handle); RO(cq_context);
-		RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_next);
-		RO(swr_sg); RO(swr_nsge); RO(swr_opcode); RO(swr_flags); RO(swr_imm);
-		RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
-		RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
-		RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
-		RO(qpx_wr_id); RO(qpx_wr_flags); RO(cqx_status); RO(cqx_wr_id);
-#undef RO
+		rdt_verbs_rodata(skel);
 		if (rdt_verbs__load(skel))
 			die("load verbs.bpf.o (root?)", errno);
 		for (const char *c = dev.name; *c; c++)

@@ -311,7 +311,6 @@ static uint64_t mono_ns(void)
 
 static bool open_verbs(struct rdt_bpf *b, int pid)
 {
-	struct rdt_verbs_offsets o;
 	char msg[2048];
 	int n;
 
@@ -320,16 +319,7 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 		status(b, "verbs: open failed: %s", last_libbpf_msg);
 		return false;
 	}
-	rdt_verbs_offsets(&o);
-#define RO(f) (b->verbs->rodata->f = o.f)
-	RO(qp_context); RO(qp_num); RO(srq_context); RO(srq_handle); RO(cq_context);
-	RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_next);
-	RO(swr_sg); RO(swr_nsge); RO(swr_opcode); RO(swr_flags); RO(swr_imm);
-	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
-	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
-	RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
-	RO(qpx_wr_id); RO(qpx_wr_flags); RO(cqx_status); RO(cqx_wr_id);
-#undef RO
+	rdt_verbs_rodata(b->verbs);
 	if (share_maps(b, b->verbs->maps.rdt_events, b->verbs->maps.rdt_drops) ||
 	    rdt_verbs__load(b->verbs)) {
 		status(b, "verbs: load failed: %s", last_libbpf_msg);

@@ -40,6 +40,10 @@ struct rdt_verbs_offsets {
 
 void rdt_verbs_offsets(struct rdt_verbs_offsets *o);
 
+/* The offsets into an opened, not yet loaded verbs.bpf.o's rodata. */
+struct rdt_verbs;
+void rdt_verbs_rodata(struct rdt_verbs *skel);
+
 /*
  * The ELF file (as /proc/self/maps names it) and file offset of code
  * address @addr in this process: where a uprobe for it goes.  False if no

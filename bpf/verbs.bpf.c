@@ -516,20 +516,24 @@ struct {
 
 static const struct wr_ex wrx_zero;
 
-static __always_inline struct wr_ex *wrx_get(__u32 *tid)
+/*
+ * The thread's entry in @map, made from @zero if it has none; NULL, a
+ * drop counted, if the map is full.
+ */
+static __always_inline void *thread_entry(void *map, __u32 *tid, const void *zero)
 {
-	struct wr_ex *x;
+	void *x;
 
 	*tid = (__u32)bpf_get_current_pid_tgid();
-	x = bpf_map_lookup_elem(&verbs_wrx, tid);
+	x = bpf_map_lookup_elem(map, tid);
 	if (x)
 		return x;
-	if (bpf_map_update_elem(&verbs_wrx, tid, &wrx_zero, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&verbs_wrx, tid)) {
+	if (bpf_map_update_elem(map, tid, zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(map, tid)) {
 		count_drop();
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&verbs_wrx, tid);
+	return bpf_map_lookup_elem(map, tid);
 }
 
 /* The WR in progress, if any, as a POST_SEND record. */
@@ -565,7 +569,7 @@ int BPF_KPROBE(verbs_wr_start, void *qpx)
 	struct wr_ex *x;
 	__u32 tid;
 
-	x = wrx_get(&tid);
+	x = thread_entry(&verbs_wrx, &tid, &wrx_zero);
 	if (x) {
 		wrx_flush(x);	/* a batch left open: what it had */
 		x->index = 0;
@@ -581,7 +585,7 @@ int BPF_KPROBE(verbs_wr_op, void *qpx, __u64 a1, __u64 a2, __u64 a3)
 	struct wr_ex *x;
 	__u32 tid;
 
-	x = wrx_get(&tid);
+	x = thread_entry(&verbs_wrx, &tid, &wrx_zero);
 	if (!x)
 		return 0;
 	wrx_flush(x);
@@ -745,20 +749,13 @@ static __noinline void wcx_flush(struct wc_ex *x)
 SEC("uprobe")
 int BPF_KPROBE(verbs_cqx_poll, void *cq)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 start = bpf_get_attach_cookie(ctx) == 0;
-	struct wc_ex *x = bpf_map_lookup_elem(&verbs_wcx, &tid);
+	struct wc_ex *x;
+	__u32 tid;
 
-	if (!x) {
-		if (bpf_map_update_elem(&verbs_wcx, &tid, &wcx_zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&verbs_wcx, &tid)) {
-			count_drop();
-			return 0;
-		}
-		x = bpf_map_lookup_elem(&verbs_wcx, &tid);
-		if (!x)
-			return 0;
-	}
+	x = thread_entry(&verbs_wcx, &tid, &wcx_zero);
+	if (!x)
+		return 0;
 	wcx_flush(x);
 	if (start)
 		x->index = 0;

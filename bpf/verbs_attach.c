@@ -30,6 +30,7 @@
 
 #include "kmod/uapi/rdmatrace.h"
 #include "rdt_bpf_int.h"
+#include "verbs.skel.h"
 
 struct verbs_lib {
 	void *h;
@@ -228,6 +229,22 @@ void rdt_verbs_offsets(struct rdt_verbs_offsets *o)
 	/* rdma.remote_addr and atomic.remote_addr share their place */
 	_Static_assert(offsetof(struct ibv_send_wr, wr.rdma.remote_addr) ==
 		       offsetof(struct ibv_send_wr, wr.atomic.remote_addr), "wr union");
+}
+
+void rdt_verbs_rodata(struct rdt_verbs *skel)
+{
+	struct rdt_verbs_offsets o;
+
+	rdt_verbs_offsets(&o);
+#define RO(f) (skel->rodata->f = o.f)
+	RO(qp_context); RO(qp_num); RO(srq_context); RO(srq_handle); RO(cq_context);
+	RO(cq_handle); RO(ctx_device); RO(dev_name); RO(swr_next);
+	RO(swr_sg); RO(swr_nsge); RO(swr_opcode); RO(swr_flags); RO(swr_imm);
+	RO(swr_raddr); RO(swr_rkey); RO(rwr_next); RO(rwr_sg); RO(rwr_nsge);
+	RO(sge_size); RO(sge_len); RO(wc_size); RO(wc_status); RO(wc_opcode);
+	RO(wc_vendor); RO(wc_len); RO(wc_imm); RO(wc_qpn); RO(wc_srcqp); RO(wc_flags);
+	RO(qpx_wr_id); RO(qpx_wr_flags); RO(cqx_status); RO(cqx_wr_id);
+#undef RO
 }
 
 /* The GNU build id of ELF file @path into @id (at most @n bytes): its
