@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Figure 5 (--verbs) on the host: ns per post_send and per poll_cq (one
+# Figure 8 (--verbs) on the host: ns per post_send and per poll_cq (one
 # completion) of verbs-bench's two provider-like functions, untraced,
 # traced by verbs.bpf.c's programs (uprobe + uretprobe each, ring buffer
 # drained by a thread), and under a bare tracefs uprobe + uretprobe on

@@ -51,7 +51,7 @@ for tag in ("real", "double"):
     f = med(f"nccl.{tag}.floor_ns")
     if f is not None and b is not None:
         derived[f"nccl.{tag}.floor_added_ns"] = f - b
-# Figure 5 (issue 33): --verbs per post_send and poll_cq, against the bare
+# Figure 8 (issue 33): --verbs per post_send and poll_cq, against the bare
 # uprobe + uretprobe floor on the same functions.
 for op in ("post_send", "poll_cq"):
     a, b = med(f"verbs_uprobe.{op}.traced_ns"), med(f"verbs_uprobe.{op}.untraced_ns")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Figure 5 (--verbs): what the verbs source adds to a post_send and to a
+ * Figure 8 (--verbs): what the verbs source adds to a post_send and to a
  * poll_cq, on this host's CPU.  There is no RDMA device on the bench
  * host, so the two calls are this program's own functions with a
  * provider's signatures, over verbs.h's real structures (a context whose

@@ -51,7 +51,7 @@ RDT_BUILD=build python3 bench/host-follow.py "$REPS" "$FOLLOW_N" >>"$RAW" ||
 	log "host follow figure failed"
 log "figure 4: NCCL uprobes ($NCCL_N calls), $REPS reps"
 bench/host-nccl.sh "$REPS" "$NCCL_N" >>"$RAW" || log "NCCL figure failed"
-log "figure 5: --verbs uprobes ($VERBS_N post_send and poll_cq calls), $REPS reps"
+log "figure 8: --verbs uprobes ($VERBS_N post_send and poll_cq calls), $REPS reps"
 bench/host-verbs.sh "$REPS" "$VERBS_N" >>"$RAW" || log "verbs figure failed"
 log "figure 6: NCCL profiler plugin ($NP_N event pairs), $REPS reps"
 bench/host-nccl-plugin.sh "$REPS" "$NP_N" >>"$RAW" || log "NCCL plugin figure failed"
