@@ -25,6 +25,16 @@ struct {
 	__type(value, __u64);
 } rdt_drops SEC(".maps");
 
+/* One record lost, counted. */
+static __always_inline void rdt_count_drop(void)
+{
+	__u32 zero = 0;
+	__u64 *d = bpf_map_lookup_elem(&rdt_drops, &zero);
+
+	if (d)	/* atomic: a uprobe program can be preempted on its CPU */
+		__sync_fetch_and_add(d, 1);
+}
+
 /* Reserve a record of @size bytes and fill its header; NULL counts a drop. */
 static __always_inline void *rdt_reserve(__u32 size, __u16 type, __u64 ts, __u32 dev)
 {
@@ -32,12 +42,7 @@ static __always_inline void *rdt_reserve(__u32 size, __u16 type, __u64 ts, __u32
 	__u64 id;
 
 	if (!h) {
-		__u32 zero = 0;
-		__u64 *d = bpf_map_lookup_elem(&rdt_drops, &zero);
-
-		if (d)
-			/* atomic: a uprobe program can be preempted on its CPU */
-			__sync_fetch_and_add(d, 1);
+		rdt_count_drop();
 		return NULL;
 	}
 	id = bpf_get_current_pid_tgid();

@@ -20,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "rdt_emit.bpf.h"
+#include "verbs_cookies.h"
 
 /*
  * libbpf 1.1 (Debian 12) has no BPF_UPROBE: the kprobe forms read the
@@ -194,16 +195,6 @@ static __noinline __u64 sge_total(__u64 sg, __u32 n)
 	return total;
 }
 
-/* A drop that no reserve saw: the records of a call that could not be kept. */
-static __always_inline void count_drop(void)
-{
-	__u32 zero = 0;
-	__u64 *d = bpf_map_lookup_elem(&rdt_drops, &zero);
-
-	if (d)
-		__sync_fetch_and_add(d, 1);
-}
-
 /*
  * The calling thread's call, begun afresh (an entry its last call left,
  * with no return seen, is replaced); NULL, counted, if the map is full.
@@ -218,7 +209,7 @@ static __always_inline struct call *call_begin(__u32 *tid)
 	else
 		c = bpf_map_lookup_elem(&verbs_calls, tid);
 	if (!c)
-		count_drop();
+		rdt_count_drop();
 	return c;
 }
 
@@ -528,9 +519,9 @@ static __always_inline void *thread_entry(void *map, __u32 *tid, const void *zer
 	x = bpf_map_lookup_elem(map, tid);
 	if (x)
 		return x;
-	if (bpf_map_update_elem(map, tid, zero, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(map, tid)) {
-		count_drop();
+	/* only this thread makes its entry: a failure is a full map */
+	if (bpf_map_update_elem(map, tid, zero, BPF_NOEXIST)) {
+		rdt_count_drop();
 		return NULL;
 	}
 	return bpf_map_lookup_elem(map, tid);
@@ -561,6 +552,15 @@ static __noinline void wrx_flush(struct wr_ex *x)
 		rdt_submit(e);
 	}
 	x->index++;
+}
+
+/* The thread's WR waiting for its data, if any. */
+static __always_inline struct wr_ex *wrx_pending(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+
+	return x && x->pending ? x : NULL;
 }
 
 SEC("uprobe")
@@ -622,10 +622,9 @@ int BPF_KPROBE(verbs_wr_op, void *qpx, __u64 a1, __u64 a2, __u64 a3)
 SEC("uprobe")
 int BPF_KPROBE(verbs_wr_sge, void *qpx, __u32 lkey, __u64 addr, __u32 length)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+	struct wr_ex *x = wrx_pending();
 
-	if (!x || !x->pending)
+	if (!x)
 		return 0;
 	x->len = length;
 	x->nsge = 1;
@@ -636,10 +635,9 @@ int BPF_KPROBE(verbs_wr_sge, void *qpx, __u32 lkey, __u64 addr, __u32 length)
 SEC("uprobe")
 int BPF_KPROBE(verbs_wr_sge_list, void *qpx, __u64 num_sge, void *sg_list)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+	struct wr_ex *x = wrx_pending();
 
-	if (!x || !x->pending)
+	if (!x)
 		return 0;
 	x->nsge = (__u32)num_sge;
 	x->len = sge_total((__u64)sg_list, (__u32)num_sge);
@@ -650,10 +648,9 @@ int BPF_KPROBE(verbs_wr_sge_list, void *qpx, __u64 num_sge, void *sg_list)
 SEC("uprobe")
 int BPF_KPROBE(verbs_wr_inline, void *qpx, void *addr, __u64 length)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct wr_ex *x = bpf_map_lookup_elem(&verbs_wrx, &tid);
+	struct wr_ex *x = wrx_pending();
 
-	if (!x || !x->pending)
+	if (!x)
 		return 0;
 	x->len = length;
 	x->flags |= 8;		/* IBV_SEND_INLINE: what the call means */
@@ -683,12 +680,8 @@ int BPF_KPROBE(verbs_wr_complete, void *qpx)
  * each probed at its return (the cookie names the field).  The completion
  * is written when the next one is made current or at ibv_end_poll(),
  * stamped when it was made current; a field the application did not read
- * is 0, and the opcode VERBS_WC_OPCODE_UNREAD.
+ * is 0, and the opcode RDT_WC_OPCODE_UNREAD.
  */
-#define VERBS_WC_OPCODE_UNREAD	0xff
-
-enum { CQX_OPCODE = 1, CQX_VENDOR_ERR, CQX_BYTE_LEN, CQX_IMM, CQX_QP_NUM, CQX_SRC_QP,
-       CQX_WC_FLAGS };
 
 struct wc_ex {
 	__u64 ts;
@@ -785,7 +778,7 @@ int BPF_KRETPROBE(verbs_cqx_poll_ret, int ret)
 	x->status = rd32(cq + cqx_status);
 	x->cq_id = rd32(cq + cq_handle);
 	x->dev = ctx_dev(rd64(cq + cq_context));
-	x->opcode = VERBS_WC_OPCODE_UNREAD;
+	x->opcode = RDT_WC_OPCODE_UNREAD;
 	x->byte_len = 0;
 	x->qpn = 0;
 	x->src_qp = 0;

@@ -31,6 +31,7 @@
 #include "kmod/uapi/rdmatrace.h"
 #include "rdt_bpf_int.h"
 #include "verbs.skel.h"
+#include "verbs_cookies.h"
 
 struct verbs_lib {
 	void *h;
@@ -578,13 +579,13 @@ static bool cqx_probes(const struct verbs_lib *l, struct ibv_context *ctx, struc
 	add_probe(pr, npr, max, (uintptr_t)x->start_poll, OP_CQX_POLL, 0);
 	add_probe(pr, npr, max, (uintptr_t)x->next_poll, OP_CQX_POLL, 1);
 	add_probe(pr, npr, max, (uintptr_t)x->end_poll, OP_CQX_END, 0);
-	add_probe(pr, npr, max, (uintptr_t)x->read_opcode, OP_CQX_READ, 1);
-	add_probe(pr, npr, max, (uintptr_t)x->read_vendor_err, OP_CQX_READ, 2);
-	add_probe(pr, npr, max, (uintptr_t)x->read_byte_len, OP_CQX_READ, 3);
-	add_probe(pr, npr, max, (uintptr_t)x->read_imm_data, OP_CQX_READ, 4);
-	add_probe(pr, npr, max, (uintptr_t)x->read_qp_num, OP_CQX_READ, 5);
-	add_probe(pr, npr, max, (uintptr_t)x->read_src_qp, OP_CQX_READ, 6);
-	add_probe(pr, npr, max, (uintptr_t)x->read_wc_flags, OP_CQX_READ, 7);
+	add_probe(pr, npr, max, (uintptr_t)x->read_opcode, OP_CQX_READ, CQX_OPCODE);
+	add_probe(pr, npr, max, (uintptr_t)x->read_vendor_err, OP_CQX_READ, CQX_VENDOR_ERR);
+	add_probe(pr, npr, max, (uintptr_t)x->read_byte_len, OP_CQX_READ, CQX_BYTE_LEN);
+	add_probe(pr, npr, max, (uintptr_t)x->read_imm_data, OP_CQX_READ, CQX_IMM);
+	add_probe(pr, npr, max, (uintptr_t)x->read_qp_num, OP_CQX_READ, CQX_QP_NUM);
+	add_probe(pr, npr, max, (uintptr_t)x->read_src_qp, OP_CQX_READ, CQX_SRC_QP);
+	add_probe(pr, npr, max, (uintptr_t)x->read_wc_flags, OP_CQX_READ, CQX_WC_FLAGS);
 	l->destroy_cq(ibv_cq_ex_to_cq(x));
 	return true;
 }

@@ -203,8 +203,7 @@ RDT_EXPORT const char *rdt_wc_opcode_name(unsigned int op)
 	case 12: return "MASKED_FETCH_ADD";
 	case 128: return "RECV";
 	case 129: return "RECV_RDMA_WITH_IMM";
-	/* --verbs: an ibv_cq_ex completion whose opcode was not read */
-	case 0xff: return "UNREAD";
+	case RDT_WC_OPCODE_UNREAD: return "UNREAD";
 	}
 	return "?";
 }

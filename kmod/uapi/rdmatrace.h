@@ -466,6 +466,8 @@ struct rdt_ev_post_recv {
  * succeeded has no such record.
  */
 #define RDT_BAD_INDEX_UNKNOWN	0xffff	/* the driver named no bad WR */
+/* A --verbs ibv_cq_ex completion whose opcode the application did not read. */
+#define RDT_WC_OPCODE_UNREAD	0xff
 
 struct rdt_ev_post_fail {
 	struct rdt_hdr hdr;
