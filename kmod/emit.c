@@ -293,7 +293,7 @@ rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
 			return NULL;
 		rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm),
 			     RDT_NO_DEV, ts, cpu, pid, tid);
-		strscpy_pad(comm->comm, current->comm, sizeof(comm->comm));
+		strscpy_pad(comm->comm, s->comm, sizeof(comm->comm));
 		rdt_slot_publish(s);
 		c->last_tid = tid;
 	}
@@ -313,7 +313,7 @@ int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 	bool task = in_task();
 	u32 pid = task ? task_tgid_nr(current) : 0;
 	u32 tid = task ? task_pid_nr(current) : 0;
-	struct rdt_slot s;
+	struct rdt_slot s = { .comm = current->comm };
 	struct rdt_hdr *h;
 
 	local_irq_save(s.flags);
@@ -338,13 +338,11 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
  * the channel is closed (debugfs.c).  The data path's wrappers need no
  * SRCU section of their own for it.
  */
-void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev)
+static __always_inline void *
+rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 {
 	struct rdt_hdr *h;
 
-	s->task = in_task();
-	s->pid = s->task ? task_tgid_nr(current) : 0;
-	s->tid = s->task ? task_pid_nr(current) : 0;
 	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
 		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
 	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
@@ -368,6 +366,15 @@ void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 none:
 	local_irq_restore(s->flags);
 	return NULL;
+}
+
+void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev)
+{
+	s->task = in_task();
+	s->pid = s->task ? task_tgid_nr(current) : 0;
+	s->tid = s->task ? task_pid_nr(current) : 0;
+	s->comm = current->comm;
+	return rdt_reserve_as(s, type, size, dev);
 }
 
 /*
@@ -412,5 +419,31 @@ void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 		dur = rdt_slot_dur(&s, start);
 		memcpy((u8 *)h + dur_off, &dur, sizeof(dur));
 	}
+	rdt_commit(&s);
+}
+
+/*
+ * A complete record (dur_ns included) written for a task that is not the
+ * current one: a creation emitted once its id is known, from a work item
+ * or another task's verb (restrack.c).  Its header, the pid filter and
+ * the COMM record before it name that task, as if it had written it.
+ */
+void rdt_emit_as(const void *rec, u16 type, u16 size, u32 dev,
+		 const struct rdt_who *who)
+{
+	struct rdt_slot s = {
+		.task = who->task,
+		.pid = who->pid,
+		.tid = who->tid,
+		.comm = who->comm,
+	};
+	struct rdt_hdr *h;
+
+	if (!READ_ONCE(rdt_enabled))
+		return;
+	h = rdt_reserve_as(&s, type, size, dev);
+	if (!h)
+		return;
+	memcpy(h + 1, (const struct rdt_hdr *)rec + 1, size - sizeof(*h));
 	rdt_commit(&s);
 }

@@ -89,18 +89,17 @@ static int __init rdt_init(void)
 		goto out;
 
 	rdt_set_enabled(rdt_param_enable);
-	rdt_restrack_init();
 	ret = ib_register_client(&rdt_client);
 	if (ret) {
 		pr_err("ib_register_client failed (%d)\n", ret);
-		goto out_restrack;
+		goto out_client;
 	}
 	rdt_stack_watch_start();
 	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
 		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
 	return 0;
 
-out_restrack:
+out_client:
 	/* A device may have been wrapped before the failure. */
 	synchronize_rcu_tasks();
 	synchronize_rcu();

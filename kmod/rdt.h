@@ -17,6 +17,7 @@
 #include <linux/irqflags.h>
 #include <linux/list.h>
 #include <linux/relay.h>
+#include <linux/sched.h>
 #include <linux/srcu.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -132,6 +133,25 @@ void rdt_stack_watch_stop(void);
 void rdt_emit(void *rec, u16 type, u16 size, u32 dev, u64 start,
 	      u16 dur_off);
 
+/* A task a record is written for, when that is not the current one. */
+struct rdt_who {
+	u32	pid;
+	u32	tid;
+	bool	task;			/* false: not in task context */
+	char	comm[RDT_COMM_LEN];
+};
+
+static inline void rdt_who_current(struct rdt_who *w)
+{
+	w->task = in_task();
+	w->pid = w->task ? task_tgid_nr(current) : 0;
+	w->tid = w->task ? task_pid_nr(current) : 0;
+	strscpy_pad(w->comm, current->comm, sizeof(w->comm));
+}
+
+void rdt_emit_as(const void *rec, u16 type, u16 size, u32 dev,
+		 const struct rdt_who *who);
+
 /*
  * A verb's record, written after its driver returned: stamped then, with
  * the time since start (the verb's entry) in its dur_ns.
@@ -156,6 +176,7 @@ struct rdt_slot {
 	u32			dev;
 	u32			pid;
 	u32			tid;
+	const char		*comm;		/* of tid, for its COMM record */
 	u16			size;
 	bool			task;
 };
@@ -255,33 +276,34 @@ void rdt_dev_free_all(void);
 /* ---- CQ and PD ids from restrack (restrack.c) ------------------------- */
 
 /*
- * Creations between their driver call and rdma_restrack_add() at one
- * time: a handful.  A full table emits at once, with id 0.
+ * Creations waiting for their id at one time: those of the last jiffy or
+ * so.  A full table emits at once, with id 0.
  */
 #define RDT_PARKED	32
 
 struct rdt_parked {
-	const void	*obj;		/* the ib_cq or ib_pd; NULL: free */
-	u64		start;		/* the wrapper's entry */
+	void		*obj;		/* the ib_cq or ib_pd; NULL: free */
+	unsigned long	since;		/* jiffies at the park */
 	u32		dev;
 	u16		type;		/* RDT_EV_CQ_CREATE or RDT_EV_PD_ALLOC */
+	struct rdt_who	who;		/* the creator */
 	union {
 		struct rdt_ev_cq	cq;
 		struct rdt_ev_pd	pd;
 	} ev;
 };
 
-bool rdt_restrack_park(const void *obj, u16 type, u32 dev, u64 start,
-		       const void *ev, size_t size);
+bool rdt_restrack_park(void *obj, u16 type, u32 dev, const void *ev);
 bool rdt_restrack_take(const void *obj, u32 dev, struct rdt_parked *p);
-void rdt_restrack_init(void);
 void rdt_restrack_exit(void);
 void rdt_restrack_cq_created(struct ib_cq *cq, u32 dev, u64 entry,
 			     struct rdt_ev_cq *ev);
 void rdt_restrack_pd_allocated(struct ib_pd *pd, u32 dev, u64 entry,
 			       struct rdt_ev_pd *ev);
+void rdt_restrack_resolve(void);
 void rdt_restrack_flush(const void *obj, u32 id);
-void rdt_restrack_forget(u32 dev);
+void rdt_restrack_open(u32 dev);
+void rdt_restrack_close(u32 dev);
 
 /* ---- debugfs (debugfs.c) ---------------------------------------------- */
 

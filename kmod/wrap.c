@@ -927,7 +927,11 @@ static void rdt_trace_create_qp(struct rdt_dev *rd, struct ib_qp *qp,
 				const struct ib_qp_init_attr *ia, bool user,
 				int ret, u64 entry)
 {
-	struct rdt_ev_qp_create ev = {
+	struct rdt_ev_qp_create ev;
+
+	/* Its CQs' and PD's creations first, with the ids it names. */
+	rdt_restrack_resolve();
+	ev = (struct rdt_ev_qp_create){
 		.qpn = ret ? 0 : qp->qp_num,
 		.ret = ret,
 		.qp_type = ia->qp_type,
@@ -1079,7 +1083,11 @@ static void rdt_trace_mr(struct rdt_dev *rd, u16 type, struct ib_mr *mr,
 			 struct ib_pd *pd, u32 kind, u64 iova, u64 len,
 			 int access, u64 entry)
 {
-	struct rdt_ev_mr ev = {
+	struct rdt_ev_mr ev;
+
+	/* Its PD's creation first, with the id it names. */
+	rdt_restrack_resolve();
+	ev = (struct rdt_ev_mr){
 		.iova = rdt_wr_id(iova, kind == RDT_MR_USER),
 		.length = len,
 		.access = access,
@@ -1518,6 +1526,7 @@ struct rdt_dev *rdt_dev_wrap(struct ib_device *ibdev)
 				rdt_ops, rdt_nr_ops);
 	rd->nr_wrapped = hweight_long(rd->mask);
 
+	rdt_restrack_open(rd->index);
 	mutex_lock(&rdt_dev_mutex);
 	hash_add_rcu(rdt_dev_hash, &rd->hnode, (unsigned long)ibdev);
 	list_add_tail(&rd->lnode, &rdt_dev_list);
@@ -1575,6 +1584,8 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	unsigned long foreign;
 	unsigned int nr;
 
+	/* While its destroys still pass us (restrack.c). */
+	rdt_restrack_close(rd->index);
 	mutex_lock(&rdt_dev_mutex);
 	nr = rdt_ops_uninstall(&ibdev->ops, &rd->orig, &rdt_wrappers, rdt_ops,
 			       rdt_nr_ops, rd->live, &foreign);
@@ -1597,7 +1608,6 @@ void rdt_dev_unwrap(struct ib_device *ibdev, struct rdt_dev *rd)
 	if (foreign)
 		pr_warn("%s: removed with %lu ops wrapped over rdmatrace's: left in place\n",
 			rd->name, hweight_long(foreign));
-	rdt_restrack_forget(rd->index);
 	/* Its QPs are gone; a wrapper still running may add one back. */
 	xa_destroy(&rd->qp_state);
 	rdt_emit_device(rd, ibdev, RDT_EV_DEVICE_REMOVE, nr, NULL);

@@ -466,49 +466,65 @@ static struct kunit_suite rdt_filter_suite = {
 
 /* ---- rdt_restrack: creations parked until their id is given ---------- */
 
+/*
+ * Objects restrack never validated (an add not yet run, or failed): the
+ * module's work item and resolves leave them parked, and take them only
+ * by object or by device.  Devices 90-92 are no real device's index.
+ */
 static void rdt_test_parked(struct kunit *test)
 {
-	static u8 obj[RDT_PARKED + 1];
+	static struct ib_cq cq[RDT_PARKED + 1];
+	static struct ib_pd pd;
 	struct rdt_ev_cq ev = { .cqe = 7 };
+	struct rdt_ev_pd pev = { .local_dma_lkey = 3 };
 	struct rdt_parked p;
 	unsigned int i, n;
 
-	if (!rdt_restrack_park(&obj[0], RDT_EV_CQ_CREATE, 90, 0, &ev,
-			       sizeof(ev)))
-		kunit_skip(test, "no kretprobe on rdma_restrack_add: nothing parks");
-	for (i = 1; i < RDT_PARKED; i++) {
+	/* A device not opened parks nothing. */
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&cq[0], RDT_EV_CQ_CREATE,
+						   90, &ev));
+	for (i = 90; i <= 92; i++)
+		rdt_restrack_open(i);
+	for (i = 0; i < RDT_PARKED; i++) {
 		bool parked;
 
 		ev.cqe = 7 + i;
-		parked = rdt_restrack_park(&obj[i], RDT_EV_CQ_CREATE,
-					   90 + (i & 1), 0, &ev, sizeof(ev));
+		parked = rdt_restrack_park(&cq[i], RDT_EV_CQ_CREATE,
+					   90 + (i & 1), &ev);
 		KUNIT_ASSERT_TRUE(test, parked);
 	}
 	/* Full: the wrapper emits at once instead. */
-	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&obj[RDT_PARKED],
-						   RDT_EV_CQ_CREATE, 92, 0, &ev,
-						   sizeof(ev)));
-	/* By object: its own fields, and only once. */
-	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(&obj[5], 0, &p));
-	KUNIT_EXPECT_PTR_EQ(test, p.obj, (const void *)&obj[5]);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&cq[RDT_PARKED],
+						   RDT_EV_CQ_CREATE, 92, &ev));
+	/* A resolve leaves what has no id yet. */
+	rdt_restrack_resolve();
+	/* By object: its own fields and creator, and only once. */
+	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(&cq[5], 0, &p));
+	KUNIT_EXPECT_PTR_EQ(test, p.obj, (void *)&cq[5]);
 	KUNIT_EXPECT_EQ(test, p.dev, 91U);
 	KUNIT_EXPECT_EQ(test, p.type, RDT_EV_CQ_CREATE);
 	KUNIT_EXPECT_EQ(test, p.ev.cq.cqe, 12U);
-	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&obj[5], 0, &p));
+	KUNIT_EXPECT_EQ(test, p.who.tid, (u32)task_pid_nr(current));
+	KUNIT_EXPECT_STREQ(test, p.who.comm, current->comm);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&cq[5], 0, &p));
 	/* The freed slot parks the next one. */
-	KUNIT_EXPECT_TRUE(test, rdt_restrack_park(&obj[RDT_PARKED],
-						  RDT_EV_PD_ALLOC, 92, 0, &ev,
-						  sizeof(struct rdt_ev_pd)));
-	/* By device (an unwrap): that device's, every one, no other. */
+	KUNIT_EXPECT_TRUE(test, rdt_restrack_park(&pd, RDT_EV_PD_ALLOC, 92,
+						  &pev));
+	/* By device: that device's, every one, no other. */
 	for (n = 0; rdt_restrack_take(NULL, 91, &p); n++)
 		KUNIT_EXPECT_EQ(test, p.dev, 91U);
 	KUNIT_EXPECT_EQ(test, n, RDT_PARKED / 2 - 1);
-	for (n = 0; rdt_restrack_take(NULL, 90, &p); n++)
-		KUNIT_EXPECT_EQ(test, p.dev, 90U);
-	KUNIT_EXPECT_EQ(test, n, RDT_PARKED / 2);
+	/* A closed device: emitted (id 0), none left, none parks again. */
+	rdt_restrack_close(90);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(NULL, 90, &p));
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_park(&cq[0], RDT_EV_CQ_CREATE,
+						   90, &ev));
 	KUNIT_ASSERT_TRUE(test, rdt_restrack_take(NULL, 92, &p));
 	KUNIT_EXPECT_EQ(test, p.type, RDT_EV_PD_ALLOC);
-	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&obj[RDT_PARKED], 0, &p));
+	KUNIT_EXPECT_EQ(test, p.ev.pd.local_dma_lkey, 3U);
+	KUNIT_EXPECT_FALSE(test, rdt_restrack_take(&pd, 0, &p));
+	for (i = 91; i <= 92; i++)
+		rdt_restrack_close(i);
 }
 
 static struct kunit_case rdt_restrack_cases[] = {
