@@ -300,10 +300,13 @@ struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
 /* ---- protection domains ------------------------------------------------ */
 
 /*
- * PD_ALLOC and a successful CQ_CREATE are stamped when the core registers
- * the object (rdma_restrack_add(), just after the driver's call), which
- * is when it gets its id; 0 is an id too (each device counts from 0).  If
- * the module could not probe that, they carry 0 (dmesg says so).
+ * PD_ALLOC and a successful CQ_CREATE carry the id the core gives the
+ * object after the driver's call (rdma_restrack_add()); 0 is an id too
+ * (each device counts from 0).  They are stamped when the module read
+ * it: a few ms at most after the driver returned, before any QP or MR
+ * creation that names the object and before its destroy; their dur_ns is
+ * the driver's time and their pid and tid the creator's.  One the module
+ * could not hold back (32 waiting at once) carries 0, stamped at once.
  */
 struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
 	struct rdt_hdr hdr;
