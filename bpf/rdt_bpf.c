@@ -332,6 +332,8 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 				     .post_ret = b->verbs->progs.verbs_post_ret,
 				     .poll_cq = b->verbs->progs.verbs_poll_cq,
 				     .poll_cq_ret = b->verbs->progs.verbs_poll_cq_ret,
+				     .req_notify = b->verbs->progs.verbs_req_notify,
+				     .req_notify_ret = b->verbs->progs.verbs_req_notify_ret,
 				     .wr_start = b->verbs->progs.verbs_wr_start,
 				     .wr_op = b->verbs->progs.verbs_wr_op,
 				     .wr_sge = b->verbs->progs.verbs_wr_sge,

@@ -54,7 +54,7 @@ bool rdt_verbs_addr_to_file(uintptr_t addr, char *path, size_t n, uint64_t *off)
 
 struct rdt_verbs_progs {
 	struct bpf_program *post_send, *post_recv, *post_srq_recv, *post_ret,
-			   *poll_cq, *poll_cq_ret;
+			   *poll_cq, *poll_cq_ret, *req_notify, *req_notify_ret;
 	/* the new post-send API (ibv_qp_ex) */
 	struct bpf_program *wr_start, *wr_op, *wr_sge, *wr_sge_list, *wr_inline,
 			   *wr_complete;

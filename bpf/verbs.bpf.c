@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A userspace provider's data path, by uprobe: the functions a device
- * context's ops table names for post_send, post_recv, post_srq_recv and
- * poll_cq (what ibv_post_send() and friends, inline in verbs.h, call).  On
+ * context's ops table names for post_send, post_recv, post_srq_recv,
+ * poll_cq and req_notify_cq (what ibv_post_send() and friends, inline in verbs.h, call).  On
  * mlx5 and every provider that posts into mapped queues these never enter
  * the kernel; on rxe they enter it only as doorbells.  verbs_attach.c
  * finds the functions and the field offsets below (verbs.h's structures,
@@ -506,6 +506,56 @@ struct {
 } verbs_wrx SEC(".maps");
 
 static const struct wr_ex wrx_zero;
+
+
+/*
+ * req_notify_cq (one record at its return, as the module's: flags
+ * IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, dur_ns the call's time).  Where the
+ * provider arms the CQ through the kernel (rxe: ibv_cmd_req_notify_cq),
+ * the module sees the same call as REQ_NOTIFY_CQ by the same thread.
+ */
+SEC("uprobe")
+int BPF_KPROBE(verbs_req_notify, void *cq, int solicited_only)
+{
+	struct call *c;
+	__u32 tid;
+
+	c = call_begin(&tid);
+	if (!c)
+		return 0;
+	c->ts = bpf_ktime_get_ns();
+	c->type = RDT_EV_VERBS_REQ_NOTIFY;
+	c->nr = solicited_only ? 1 : 2;	/* IB_CQ_SOLICITED : IB_CQ_NEXT_COMP */
+	c->dev = ctx_dev(rd64((__u64)cq + cq_context));
+	c->id = rd32((__u64)cq + cq_handle);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(verbs_req_notify_ret, int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 ts = bpf_ktime_get_ns();
+	struct rdt_ev_req_notify_cq *e;
+	struct call *c;
+
+	c = bpf_map_lookup_elem(&verbs_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->type == RDT_EV_VERBS_REQ_NOTIFY) {
+		e = verbs_reserve(sizeof(*e), RDT_EV_VERBS_REQ_NOTIFY, ts, c->dev);
+		if (e) {
+			e->cq_id = c->id;
+			e->flags = c->nr;
+			e->ret = ret;
+			e->pad = 0;
+			e->dur_ns = ts > c->ts ? ts - c->ts : 0;
+			rdt_submit(e);
+		}
+	}
+	bpf_map_delete_elem(&verbs_calls, &tid);
+	return 0;
+}
 
 /*
  * The thread's entry in @map, made from @zero if it has none; NULL, a

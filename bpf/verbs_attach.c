@@ -130,16 +130,30 @@ struct probe {
 };
 
 /*
- * The ops table's four (an entry and a return probe each), then the new
+ * Up to 31 functions a distinct provider (5 ops, 12 ibv_qp_ex, 10
+ * ibv_cq_ex, with room to spare): 4 providers at once.  What does not fit
+ * is counted and said.
+ */
+#define MAX_PROBES 128
+
+struct probe_set {
+	struct probe pr[MAX_PROBES];
+	size_t n;
+	size_t full;		/* functions left unprobed: no room */
+};
+
+/*
+ * The ops table's five (an entry and a return probe each), then the new
  * post-send API's (ibv_qp_ex: entry only).
  */
 enum {
-	OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ, NOPS,
+	OP_POST_SEND, OP_POST_RECV, OP_POST_SRQ_RECV, OP_POLL_CQ, OP_REQ_NOTIFY, NOPS,
 	OP_WR_START = NOPS, OP_WR_OP, OP_WR_SGE, OP_WR_SGE_LIST, OP_WR_INLINE,
 	OP_WR_COMPLETE, OP_CQX_POLL, OP_CQX_END, OP_CQX_READ, NALLOPS
 };
 static const char *const op_name[NALLOPS] = {
-	"post_send", "post_recv", "post_srq_recv", "poll_cq", "wr_start", "wr_op",
+	"post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "wr_start",
+	"wr_op",
 	"wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete",
 	"cq_ex_poll", "cq_ex_end_poll", "cq_ex_read"
 };
@@ -166,12 +180,12 @@ static int attach_probe(const struct rdt_verbs_progs *p, int pid, const struct p
 			struct rdt_links *links)
 {
 	struct bpf_program *on_entry[NALLOPS] = {
-		p->post_send, p->post_recv, p->post_srq_recv, p->poll_cq, p->wr_start,
-		p->wr_op, p->wr_sge, p->wr_sge_list, p->wr_inline, p->wr_complete,
-		p->cqx_poll, p->cqx_end, NULL
+		p->post_send, p->post_recv, p->post_srq_recv, p->poll_cq, p->req_notify,
+		p->wr_start, p->wr_op, p->wr_sge, p->wr_sge_list, p->wr_inline,
+		p->wr_complete, p->cqx_poll, p->cqx_end, NULL
 	};
 	struct bpf_program *on_return[NALLOPS] = {
-		p->post_ret, p->post_ret, p->post_ret, p->poll_cq_ret,
+		p->post_ret, p->post_ret, p->post_ret, p->poll_cq_ret, p->req_notify_ret,
 		[OP_CQX_POLL] = p->cqx_poll_ret, [OP_CQX_READ] = p->cqx_read
 	};
 	int e = 0;
@@ -306,8 +320,8 @@ struct verbs_file {
 struct rdt_verbs_watch {
 	struct rdt_verbs_progs progs;
 	int pid;			/* > 0: that process only */
-	struct probe pr[64];		/* the probes on the devices' own files */
-	int of[64];			/* pr[i]'s file in f[], or -1 */
+	struct probe pr[MAX_PROBES];	/* the probes on the devices' own files */
+	int of[MAX_PROBES];		/* pr[i]'s file in f[], or -1 */
 	size_t npr, nf;
 	struct verbs_file f[8];
 	/* copies probed (their inodes, pinned by the probes: never reused) */
@@ -474,18 +488,19 @@ void rdt_verbs_watch_free(struct rdt_verbs_watch *w)
 }
 
 /* A probe at code address fn, unless one is there already (or no room). */
-static void add_probe(struct probe *pr, size_t *npr, size_t max, uintptr_t fn, int op,
-		      uint64_t cookie)
+static void add_probe(struct probe_set *ps, uintptr_t fn, int op, uint64_t cookie)
 {
 	struct probe q = { .op = op, .cookie = cookie };
 
 	if (!fn || !rdt_verbs_addr_to_file(fn, q.path, sizeof(q.path), &q.off))
 		return;
-	for (size_t i = 0; i < *npr; i++)
-		if (pr[i].off == q.off && !strcmp(pr[i].path, q.path))
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->pr[i].off == q.off && !strcmp(ps->pr[i].path, q.path))
 			return;
-	if (*npr < max)
-		pr[(*npr)++] = q;
+	if (ps->n < MAX_PROBES)
+		ps->pr[ps->n++] = q;
+	else
+		ps->full++;
 }
 
 /*
@@ -495,8 +510,8 @@ static void add_probe(struct probe *pr, size_t *npr, size_t max, uintptr_t fn, i
  * QP of another type uses may be other functions (mlx5 has some per QP
  * type): those are not probed.  Returns whether the provider has the API.
  */
-static bool ex_probes(const struct verbs_lib *l, struct ibv_context *ctx, struct probe *pr,
-		      size_t *npr, size_t max)
+static bool ex_probes(const struct verbs_lib *l, struct ibv_context *ctx,
+		      struct probe_set *ps)
 {
 	/* opcode call -> its IBV_WR_* opcode, for the program's cookie */
 	static const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
@@ -537,21 +552,21 @@ static bool ex_probes(const struct verbs_lib *l, struct ibv_context *ctx, struct
 		goto out_cq;
 	x = l->qp_to_qp_ex(qp);
 	if (x) {
-		add_probe(pr, npr, max, (uintptr_t)x->wr_start, OP_WR_START, 0);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_complete, OP_WR_COMPLETE, 0);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_write, OP_WR_OP, IBV_WR_RDMA_WRITE);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_write_imm, OP_WR_OP,
+		add_probe(ps, (uintptr_t)x->wr_start, OP_WR_START, 0);
+		add_probe(ps, (uintptr_t)x->wr_complete, OP_WR_COMPLETE, 0);
+		add_probe(ps, (uintptr_t)x->wr_rdma_write, OP_WR_OP, IBV_WR_RDMA_WRITE);
+		add_probe(ps, (uintptr_t)x->wr_rdma_write_imm, OP_WR_OP,
 			  IBV_WR_RDMA_WRITE_WITH_IMM);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_send, OP_WR_OP, IBV_WR_SEND);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_send_imm, OP_WR_OP, IBV_WR_SEND_WITH_IMM);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_rdma_read, OP_WR_OP, IBV_WR_RDMA_READ);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_atomic_cmp_swp, OP_WR_OP,
+		add_probe(ps, (uintptr_t)x->wr_send, OP_WR_OP, IBV_WR_SEND);
+		add_probe(ps, (uintptr_t)x->wr_send_imm, OP_WR_OP, IBV_WR_SEND_WITH_IMM);
+		add_probe(ps, (uintptr_t)x->wr_rdma_read, OP_WR_OP, IBV_WR_RDMA_READ);
+		add_probe(ps, (uintptr_t)x->wr_atomic_cmp_swp, OP_WR_OP,
 			  IBV_WR_ATOMIC_CMP_AND_SWP);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_atomic_fetch_add, OP_WR_OP,
+		add_probe(ps, (uintptr_t)x->wr_atomic_fetch_add, OP_WR_OP,
 			  IBV_WR_ATOMIC_FETCH_AND_ADD);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_set_sge, OP_WR_SGE, 0);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_set_sge_list, OP_WR_SGE_LIST, 0);
-		add_probe(pr, npr, max, (uintptr_t)x->wr_set_inline_data, OP_WR_INLINE, 0);
+		add_probe(ps, (uintptr_t)x->wr_set_sge, OP_WR_SGE, 0);
+		add_probe(ps, (uintptr_t)x->wr_set_sge_list, OP_WR_SGE_LIST, 0);
+		add_probe(ps, (uintptr_t)x->wr_set_inline_data, OP_WR_INLINE, 0);
 		ok = true;
 	}
 	l->destroy_qp(qp);
@@ -567,8 +582,8 @@ out_pd:
  * read from a throwaway CQ made with the standard fields: start_poll and
  * next_poll, end_poll, and the read_* calls of those fields.
  */
-static bool cqx_probes(const struct verbs_lib *l, struct ibv_context *ctx, struct probe *pr,
-		       size_t *npr, size_t max)
+static bool cqx_probes(const struct verbs_lib *l, struct ibv_context *ctx,
+		       struct probe_set *ps)
 {
 	struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_cq_ex);
 	struct ibv_cq_init_attr_ex a = { .cqe = 1, .wc_flags = IBV_WC_STANDARD_FLAGS };
@@ -576,16 +591,16 @@ static bool cqx_probes(const struct verbs_lib *l, struct ibv_context *ctx, struc
 
 	if (!vctx || !l->destroy_cq || !(x = vctx->create_cq_ex(ctx, &a)))
 		return false;
-	add_probe(pr, npr, max, (uintptr_t)x->start_poll, OP_CQX_POLL, 0);
-	add_probe(pr, npr, max, (uintptr_t)x->next_poll, OP_CQX_POLL, 1);
-	add_probe(pr, npr, max, (uintptr_t)x->end_poll, OP_CQX_END, 0);
-	add_probe(pr, npr, max, (uintptr_t)x->read_opcode, OP_CQX_READ, CQX_OPCODE);
-	add_probe(pr, npr, max, (uintptr_t)x->read_vendor_err, OP_CQX_READ, CQX_VENDOR_ERR);
-	add_probe(pr, npr, max, (uintptr_t)x->read_byte_len, OP_CQX_READ, CQX_BYTE_LEN);
-	add_probe(pr, npr, max, (uintptr_t)x->read_imm_data, OP_CQX_READ, CQX_IMM);
-	add_probe(pr, npr, max, (uintptr_t)x->read_qp_num, OP_CQX_READ, CQX_QP_NUM);
-	add_probe(pr, npr, max, (uintptr_t)x->read_src_qp, OP_CQX_READ, CQX_SRC_QP);
-	add_probe(pr, npr, max, (uintptr_t)x->read_wc_flags, OP_CQX_READ, CQX_WC_FLAGS);
+	add_probe(ps, (uintptr_t)x->start_poll, OP_CQX_POLL, 0);
+	add_probe(ps, (uintptr_t)x->next_poll, OP_CQX_POLL, 1);
+	add_probe(ps, (uintptr_t)x->end_poll, OP_CQX_END, 0);
+	add_probe(ps, (uintptr_t)x->read_opcode, OP_CQX_READ, CQX_OPCODE);
+	add_probe(ps, (uintptr_t)x->read_vendor_err, OP_CQX_READ, CQX_VENDOR_ERR);
+	add_probe(ps, (uintptr_t)x->read_byte_len, OP_CQX_READ, CQX_BYTE_LEN);
+	add_probe(ps, (uintptr_t)x->read_imm_data, OP_CQX_READ, CQX_IMM);
+	add_probe(ps, (uintptr_t)x->read_qp_num, OP_CQX_READ, CQX_QP_NUM);
+	add_probe(ps, (uintptr_t)x->read_src_qp, OP_CQX_READ, CQX_SRC_QP);
+	add_probe(ps, (uintptr_t)x->read_wc_flags, OP_CQX_READ, CQX_WC_FLAGS);
 	l->destroy_cq(ibv_cq_ex_to_cq(x));
 	return true;
 }
@@ -594,8 +609,9 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		     struct rdt_links *links, struct rdt_verbs_watch **watch, char *msg,
 		     size_t msglen)
 {
-	struct probe pr[64];
-	size_t npr = 0, used = 0;
+	struct probe_set *ps;
+	struct probe *pr;
+	size_t npr, used = 0;
 	struct ibv_device **list;
 	struct verbs_lib l;
 	int ndev = 0, nattached = 0, err = 0, nex = 0, ncqx = 0;
@@ -603,12 +619,20 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 
 	if (!verbs_lib_open(&l, msg, msglen))
 		return 0;
+	ps = calloc(1, sizeof(*ps));	/* 68 KiB */
+	if (!ps) {
+		snprintf(msg, msglen, "out of memory");
+		dlclose(l.h);
+		return 0;
+	}
+	pr = ps->pr;
 	list = l.get_list(&ndev);
 	if (!list || !ndev) {
 		snprintf(msg, msglen, "no RDMA device%s", list ? "" : " (ibv_get_device_list failed)");
 		if (list)
 			l.free_list(list);
 		dlclose(l.h);
+		free(ps);
 		return 0;
 	}
 	for (int d = 0; d < ndev; d++) {
@@ -635,15 +659,17 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 		fn[OP_POST_RECV] = (uintptr_t)ctx->ops.post_recv;
 		fn[OP_POST_SRQ_RECV] = (uintptr_t)ctx->ops.post_srq_recv;
 		fn[OP_POLL_CQ] = (uintptr_t)ctx->ops.poll_cq;
+		fn[OP_REQ_NOTIFY] = (uintptr_t)ctx->ops.req_notify_cq;
 		for (int op = 0; op < NOPS; op++)
-			add_probe(pr, &npr, sizeof(pr) / sizeof(pr[0]), fn[op], op, 0);
-		if (ex_probes(&l, ctx, pr, &npr, sizeof(pr) / sizeof(pr[0])))
+			add_probe(ps, fn[op], op, 0);
+		if (ex_probes(&l, ctx, ps))
 			nex++;
-		if (cqx_probes(&l, ctx, pr, &npr, sizeof(pr) / sizeof(pr[0])))
+		if (cqx_probes(&l, ctx, ps))
 			ncqx++;
 		l.close(ctx);
 	}
 	l.free_list(list);
+	npr = ps->n;
 	struct rdt_verbs_watch *w = NULL;
 	int copies = 0;
 
@@ -672,6 +698,7 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	 * are on the providers' files, whatever this process maps) */
 	if (!npr) {
 		snprintf(msg, msglen, "devices %s: no provider data path found", devnames);
+		free(ps);
 		return 0;
 	}
 	used = (size_t)snprintf(msg, msglen, "devices %s%s", devnames,
@@ -701,6 +728,10 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 					 "; extended completions (ibv_cq_ex): %zu functions of %d device%s",
 					 nexf, nex, nex == 1 ? "" : "s", ncqxf, ncqx,
 					 ncqx == 1 ? "" : "s");
+	if (ps->full && used < msglen)
+		used += (size_t)snprintf(msg + used, msglen - used,
+					 "; %zu functions NOT probed (over %d)", ps->full,
+					 MAX_PROBES);
 	if (copies && used < msglen)
 		used += (size_t)snprintf(msg + used, msglen - used,
 					 "; %d other cop%s of the provider (another inode, the same build id): %zu probes more",
@@ -708,5 +739,6 @@ int rdt_verbs_attach(const struct rdt_verbs_progs *p, int devs_fd, int pid,
 	if (err && used < msglen)
 		snprintf(msg + used, msglen - used, " (%d of %zu attached: %s)", nattached,
 			 npr + (w ? w->probes : 0), strerror(-err));
+	free(ps);
 	return nattached;
 }

@@ -48,6 +48,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_VERBS_POST_RECV] = { "verbs_post_recv", sizeof(struct rdt_ev_post_recv) },
 	[RDT_EV_VERBS_WC]	= { "verbs_wc", sizeof(struct rdt_ev_poll_cq_wc) },
 	[RDT_EV_VERBS_POST_FAIL] = { "verbs_post_fail", sizeof(struct rdt_ev_post_fail) },
+	[RDT_EV_VERBS_REQ_NOTIFY] = { "verbs_req_notify", sizeof(struct rdt_ev_req_notify_cq) },
 	[RDT_EV_NP_COMM_INIT]	= { "np_comm_init", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_COMM_FINI]	= { "np_comm_fini", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_GROUP]	= { "np_group", sizeof(struct rdt_ev_np_group) },
@@ -289,7 +290,7 @@ RDT_EXPORT uint64_t rdt_record_dur(const union rdt_record *rec)
 	case RDT_EV_QP_DESTROY: return rec->qp_destroy.dur_ns;
 	case RDT_EV_MR_REG: case RDT_EV_MR_DEREG: return rec->mr.dur_ns;
 	case RDT_EV_POST_SEND_DB: return rec->post_send_db.dur_ns;
-	case RDT_EV_REQ_NOTIFY_CQ: return rec->req_notify.dur_ns;
+	case RDT_EV_REQ_NOTIFY_CQ: case RDT_EV_VERBS_REQ_NOTIFY: return rec->req_notify.dur_ns;
 	}
 	return 0;
 }

@@ -804,6 +804,7 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 					    .ret = r->poll_cq.ret });
 		break;
 	case RDT_EV_REQ_NOTIFY_CQ:
+	case RDT_EV_VERBS_REQ_NOTIFY:
 		verb(q, ev, (struct vcols){ NOV, .cq = r->req_notify.cq_id,
 					    .flags = r->req_notify.flags,
 					    .ret = r->req_notify.ret });

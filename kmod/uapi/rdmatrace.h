@@ -60,8 +60,11 @@
  * 1.12: rdt_ev_qp_modify.dgid, sgid, gids, appended: the path's GIDs (a
  * QP's peer across the hosts of a merged trace, whose QPNs repeat).  A
  * 1.11 record is 32 bytes shorter: readers take it, gids 0.
+ * 1.13: RDT_EV_VERBS_REQ_NOTIFY (140): a userspace provider's own
+ * req_notify_cq, flags as the module's (solicited_only: IB_CQ_SOLICITED,
+ * else IB_CQ_NEXT_COMP), dur_ns the call's time.
  */
-#define RDT_ABI_MINOR		12
+#define RDT_ABI_MINOR		13
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -156,6 +159,8 @@ enum rdt_type {
 	RDT_EV_VERBS_POST_RECV	= 137,	/* struct rdt_ev_post_recv, one per WR */
 	RDT_EV_VERBS_WC		= 138,	/* struct rdt_ev_poll_cq_wc, one per WC */
 	RDT_EV_VERBS_POST_FAIL	= 139,	/* struct rdt_ev_post_fail: ret -errno */
+	/* 1.13: struct rdt_ev_req_notify_cq, at the call's return */
+	RDT_EV_VERBS_REQ_NOTIFY	= 140,
 
 	/* 192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first */
 	RDT_EV_NP_COMM_INIT	= 192,	/* profiler init of a communicator */
