@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,12 @@ struct rdt_bpf {
 	struct rdt_usdt *usdt;
 	struct rdt_verbs *verbs;
 	struct rdt_verbs_watch *verbs_watch;
-	uint64_t verbs_rescan_ns;	/* CLOCK_MONOTONIC of the last look */
+	/* the rescan thread (verbs_rescan()): its own links, its stop flag */
+	pthread_t verbs_thread;
+	bool verbs_thread_on, verbs_stop;
+	pthread_mutex_t verbs_mu;
+	pthread_cond_t verbs_cv;
+	struct rdt_links verbs_links;
 	struct rdt_links links;
 	int (*cb)(void *, const void *, size_t);
 	void *cb_ctx;
@@ -301,12 +307,74 @@ static bool open_usdt(struct rdt_bpf *b, const char *path)
 	return true;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
+/*
+ * A copy of a provider file that a process maps after the attach (a
+ * container started later): probed within about a second of the mapping
+ * (every process's maps are read once a second), said on stderr as the
+ * status lines are.  What it posted before is not seen.  In a thread of
+ * its own: a walk of /proc with many processes, or one whose maps file is
+ * huge, takes as long as it takes without holding up the reader; the
+ * probes it places go into a list of its own, destroyed after it ends.
+ */
+#define VERBS_RESCAN_S	1
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+static void *verbs_rescan(void *arg)
+{
+	struct rdt_bpf *b = arg;
+	struct timespec t;
+	char msg[512];
+
+	pthread_mutex_lock(&b->verbs_mu);
+	while (!b->verbs_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_sec += VERBS_RESCAN_S;
+		while (!b->verbs_stop &&
+		       pthread_cond_timedwait(&b->verbs_cv, &b->verbs_mu, &t) != ETIMEDOUT)
+			;
+		if (b->verbs_stop)
+			break;
+		pthread_mutex_unlock(&b->verbs_mu);
+		if (rdt_verbs_rescan(b->verbs_watch, &b->verbs_links, msg, sizeof(msg)))
+			fprintf(stderr, "verbs: %s\n", msg);
+		pthread_mutex_lock(&b->verbs_mu);
+	}
+	pthread_mutex_unlock(&b->verbs_mu);
+	return NULL;
+}
+
+static void verbs_rescan_start(struct rdt_bpf *b)
+{
+	pthread_condattr_t ca;
+	int e;
+
+	pthread_mutex_init(&b->verbs_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->verbs_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	e = pthread_create(&b->verbs_thread, NULL, verbs_rescan, b);
+	if (e) {
+		status(b, "verbs: no rescan thread (%s): copies of the provider mapped from now on are not probed",
+		       strerror(e));
+		pthread_cond_destroy(&b->verbs_cv);
+		pthread_mutex_destroy(&b->verbs_mu);
+		return;
+	}
+	b->verbs_thread_on = true;
+}
+
+static void verbs_rescan_stop(struct rdt_bpf *b)
+{
+	if (!b->verbs_thread_on)
+		return;
+	pthread_mutex_lock(&b->verbs_mu);
+	b->verbs_stop = true;
+	pthread_cond_signal(&b->verbs_cv);
+	pthread_mutex_unlock(&b->verbs_mu);
+	pthread_join(b->verbs_thread, NULL);
+	pthread_cond_destroy(&b->verbs_cv);
+	pthread_mutex_destroy(&b->verbs_mu);
+	b->verbs_thread_on = false;
 }
 
 static bool open_verbs(struct rdt_bpf *b, int pid)
@@ -346,8 +414,9 @@ static bool open_verbs(struct rdt_bpf *b, int pid)
 				     .cqx_read = b->verbs->progs.verbs_cqx_read },
 			     bpf_map__fd(b->verbs->maps.verbs_devs), pid, &b->links,
 			     &b->verbs_watch, msg, sizeof(msg));
-	b->verbs_rescan_ns = mono_ns();
 	status(b, "verbs: %s", msg);
+	if (b->verbs_watch)
+		verbs_rescan_start(b);
 	return n > 0;
 }
 
@@ -420,31 +489,9 @@ int rdt_bpf_fd(struct rdt_bpf *b)
 	return ring_buffer__epoll_fd(b->rb);
 }
 
-/*
- * A copy of a provider file that a process maps after the attach (a
- * container started later): probed within about a second of the mapping
- * (every process's maps are read once a second), said on stderr as the
- * status lines are.  What it posted before is not seen.
- */
-#define VERBS_RESCAN_NS	1000000000ull
-
-static void verbs_rescan(struct rdt_bpf *b)
-{
-	uint64_t now = mono_ns();
-	char msg[512];
-
-	if (now - b->verbs_rescan_ns < VERBS_RESCAN_NS)
-		return;
-	b->verbs_rescan_ns = now;
-	if (rdt_verbs_rescan(b->verbs_watch, &b->links, msg, sizeof(msg)))
-		fprintf(stderr, "verbs: %s\n", msg);
-}
-
 int rdt_bpf_consume(struct rdt_bpf *b, int (*cb)(void *ctx, const void *rec, size_t len),
 		    void *ctx)
 {
-	if (b->verbs_watch)
-		verbs_rescan(b);
 	b->cb = cb;
 	b->cb_ctx = ctx;
 	return ring_buffer__consume(b->rb);
@@ -545,6 +592,8 @@ void rdt_bpf_close(struct rdt_bpf *b)
 {
 	if (!b)
 		return;
+	verbs_rescan_stop(b);
+	rdt_links_destroy(&b->verbs_links);
 	rdt_links_destroy(&b->links);
 	ring_buffer__free(b->rb);
 	rdt_nccl__destroy(b->nccl);

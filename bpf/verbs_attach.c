@@ -327,6 +327,13 @@ struct rdt_verbs_watch {
 	/* copies probed (their inodes, pinned by the probes: never reused) */
 	struct { dev_t dev; ino_t ino; } *seen;
 	size_t nseen, capseen;
+	/*
+	 * Files of a provider's name whose build id is another (another
+	 * build): not read again while their inode and change time are the
+	 * same (an inode number freed and reused comes with a new ctime).
+	 */
+	struct { dev_t dev; ino_t ino; struct timespec ctim; } *other;
+	size_t nother, capother;
 	int copies;
 	size_t probes;			/* on copies */
 	int err;			/* the last attach error */
@@ -372,6 +379,35 @@ static bool watch_seen(struct rdt_verbs_watch *w, dev_t dev, ino_t ino)
 		if (w->f[k].dev == dev && w->f[k].ino == ino)
 			return true;
 	return false;
+}
+
+#define MAX_OTHER 4096
+
+static bool watch_other(const struct rdt_verbs_watch *w, const struct stat *st)
+{
+	for (size_t i = 0; i < w->nother; i++)
+		if (w->other[i].dev == st->st_dev && w->other[i].ino == st->st_ino &&
+		    w->other[i].ctim.tv_sec == st->st_ctim.tv_sec &&
+		    w->other[i].ctim.tv_nsec == st->st_ctim.tv_nsec)
+			return true;
+	return false;
+}
+
+/* Note a file of another build; past MAX_OTHER it is read again. */
+static void watch_note_other(struct rdt_verbs_watch *w, const struct stat *st)
+{
+	if (w->nother == w->capother) {
+		size_t cap = w->capother ? 2 * w->capother : 16;
+		void *v;
+
+		if (cap > MAX_OTHER || !(v = realloc(w->other, cap * sizeof(*w->other))))
+			return;
+		w->other = v;
+		w->capother = cap;
+	}
+	w->other[w->nother].dev = st->st_dev;
+	w->other[w->nother].ino = st->st_ino;
+	w->other[w->nother++].ctim = st->st_ctim;
 }
 
 /* A copy of file k at @mf: its probes; false if it could not be noted. */
@@ -449,11 +485,15 @@ static int watch_scan(struct rdt_verbs_watch *w, struct rdt_links *links, char *
 			for (k = 0; k < w->nf && strcmp(base, w->f[k].base); k++)
 				;
 			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%lx-%lx", p, start, end);
-			if (k == w->nf || stat(mf, &st) || watch_seen(w, st.st_dev, st.st_ino))
+			if (k == w->nf || stat(mf, &st) || watch_seen(w, st.st_dev, st.st_ino) ||
+			    watch_other(w, &st))
 				continue;
+			/* libelf reads a file another user may have made: once */
 			idlen = build_id(mf, id, sizeof(id));
-			if (idlen != w->f[k].idlen || memcmp(id, w->f[k].id, idlen))
+			if (idlen != w->f[k].idlen || memcmp(id, w->f[k].id, idlen)) {
+				watch_note_other(w, &st);
 				continue;
+			}
 			if (!watch_copy(w, k, mf, &st, links))
 				continue;
 			if (!found++ && first)
@@ -484,6 +524,7 @@ void rdt_verbs_watch_free(struct rdt_verbs_watch *w)
 	if (!w)
 		return;
 	free(w->seen);
+	free(w->other);
 	free(w);
 }
 

@@ -22,6 +22,9 @@ struct qp_stat {
 		uint32_t status, vendor_err;
 		uint16_t type;		/* 0: none yet */
 	} err;
+	/* Its WRs' latencies, ns: the application's post -> its poll, and on
+	 * rxe the same split at rxe's CQE (post -> CQE, CQE -> poll). */
+	struct lat { uint64_t *v; size_t n, cap; } post_poll, post_cqe, cqe_poll;
 	struct qp_stat *next;
 };
 
@@ -83,6 +86,9 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 		while (st->qps[i]) {
 			struct qp_stat *n = st->qps[i]->next;
 
+			free(st->qps[i]->post_poll.v);
+			free(st->qps[i]->post_cqe.v);
+			free(st->qps[i]->cqe_poll.v);
 			free(st->qps[i]);
 			st->qps[i] = n;
 			st->nqps--;
@@ -147,7 +153,8 @@ static void qp_error(struct qp_stat *q, const struct rdt_event *ev, uint32_t sta
 static bool push_u64(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 {
 	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 1024;
+		/* a QP's own start small: a trace can have thousands */
+		size_t c = *cap ? *cap * 2 : 16;
 		uint64_t *nv = realloc(*v, c * sizeof(*nv));
 
 		if (!nv)
@@ -182,6 +189,96 @@ static int u64_cmp(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* A matched completion of q's at ts: rxe's CQE, or the application's poll. */
+static void qp_latency(struct qp_stat *q, bool cqe, uint64_t ts, uint64_t post_ts,
+		       uint64_t cqe_ts)
+{
+	if (cqe) {
+		push_u64(&q->post_cqe.v, &q->post_cqe.n, &q->post_cqe.cap, ts - post_ts);
+		return;
+	}
+	push_u64(&q->post_poll.v, &q->post_poll.n, &q->post_poll.cap, ts - post_ts);
+	if (cqe_ts && ts >= cqe_ts && cqe_ts >= post_ts)
+		push_u64(&q->cqe_poll.v, &q->cqe_poll.n, &q->cqe_poll.cap, ts - cqe_ts);
+}
+
+/* p50, p99 and max of l into out[3], on a sorted copy; false if empty. */
+static bool lat_quantiles(const struct lat *l, uint64_t out[3])
+{
+	static const double q[] = { 0.5, 0.99, 1.0 };
+	uint64_t *v;
+
+	if (!l->n || !(v = malloc(l->n * sizeof(*v))))
+		return false;
+	memcpy(v, l->v, l->n * sizeof(*v));
+	qsort(v, l->n, sizeof(*v), u64_cmp);
+	for (int i = 0; i < 3; i++)
+		out[i] = v[(size_t)(q[i] * (double)(l->n - 1))];
+	free(v);
+	return true;
+}
+
+/* --stats: each QP's latencies, those it has. */
+static void print_qp_latency(struct qp_stat **qv, FILE *o)
+{
+	bool any = false;
+
+	for (size_t i = 0; qv && qv[i]; i++) {
+		const struct qp_stat *q = qv[i];
+		const struct lat *l[] = { &q->post_poll, &q->post_cqe, &q->cqe_poll };
+		char dev[RDT_NAME_LEN + 16];
+
+		if (!q->post_poll.n && !q->post_cqe.n)
+			continue;
+		if (!any)
+			fprintf(o, "\n== per-QP WR latency, us: the application's post -> its poll; "
+				"on rxe, post -> rxe's CQE and CQE -> poll ==\n%-4s %-10s %8s "
+				"%8s %27s %8s %27s %27s\n", "host", "dev", "qpn",
+				"polled", "post->poll p50/p99/max", "cqes",
+				"post->cqe p50/p99/max", "cqe->poll p50/p99/max");
+		any = true;
+		if (*q->devname)
+			snprintf(dev, sizeof(dev), "%s", q->devname);
+		else
+			snprintf(dev, sizeof(dev), "%u", q->dev);
+		fprintf(o, "%-4u %-10s %8u", q->host, dev, q->qpn);
+		for (int k = 0; k < 3; k++) {
+			uint64_t v[3];
+			char cell[64] = "-";
+
+			if (k < 2)
+				fprintf(o, " %8zu", l[k]->n);
+			if (lat_quantiles(l[k], v))
+				snprintf(cell, sizeof(cell), "%.2f/%.2f/%.2f", v[0] / 1e3,
+					 v[1] / 1e3, v[2] / 1e3);
+			fprintf(o, " %27s", cell);
+		}
+		fputc('\n', o);
+	}
+}
+
+static void print_qp_latency_json(const struct qp_stat *q, FILE *o)
+{
+	static const char *const name[] = { "post_to_poll", "post_to_cqe", "cqe_to_poll" };
+	const struct lat *l[] = { &q->post_poll, &q->post_cqe, &q->cqe_poll };
+	const char *sep = "";
+
+	if (!q->post_poll.n && !q->post_cqe.n)
+		return;
+	fputs(",\"latency\":{", o);
+	for (int k = 0; k < 3; k++) {
+		uint64_t v[3];
+
+		if (!lat_quantiles(l[k], v))
+			continue;
+		fprintf(o, "%s\"%s\":{\"count\":%zu,\"p50_ns\":%" PRIu64 ",\"p99_ns\":%"
+			PRIu64 ",\"max_ns\":%" PRIu64 "}", sep, name[k], l[k]->n, v[0], v[1],
+			v[2]);
+		sep = ",";
+	}
+	fputc('}', o);
 }
 
 /* The WRs seen completed twice, by rxe's CQE then by the poll: how long
@@ -327,6 +424,7 @@ RDT_EXPORT void rdt_stats_add(struct rdt_stats *st, const struct rdt_event *ev)
 		}
 		if (rdt_wrmatch_event2(st->m, ev, &post_ts, &cqe_ts) &&
 		    ev->ts >= post_ts) {
+			qp_latency(q, r->hdr.type == RDT_EV_RXE_CQE, ev->ts, post_ts, cqe_ts);
 			/* A WR's first completion is its latency; a poll
 			 * after rxe's CQE splits it (post -> CQE -> poll). */
 			if (!cqe_ts) {
@@ -522,6 +620,7 @@ RDT_EXPORT void rdt_stats_print(const struct rdt_stats *st,
 			q->wc_errors, q->modifies, q->send_bytes);
 	}
 	print_qp_errors(qv, o);
+	print_qp_latency(qv, o);
 	free(qv);
 	fprintf(o, "\n== WR latency (post -> completion) ==\nmatched %zu, "
 		"completions without a traced post %" PRIu64 "\n", st->nlat,
@@ -642,6 +741,7 @@ RDT_EXPORT void rdt_stats_print_json(const struct rdt_stats *st,
 				rdt_type_name(q->err.type), q->err.ts,
 				rdt_wc_status_name(q->err.status), q->err.vendor_err,
 				q->err.wr_id, q->err.flushed);
+		print_qp_latency_json(q, o);
 		fputc('}', o);
 		sep = ",";
 	}
