@@ -122,6 +122,20 @@ static const char schema[] =
 " LEFT JOIN nccl_plugin_spans c ON c.host = op.host AND c.pid = op.pid"
 " AND c.ev_id = op.parent AND c.type = 'np_coll'"
 " WHERE w.type = 'np_net_ib';\n"
+/* NCCL's own WRs where --verbs saw them too: the plugin's WR joined to
+ * the uprobe's records of the same process, QP and wr_id (NCCL's wr_ids
+ * repeat: they index its requests).  NCCL starts the WR's event just
+ * before ibv_post_send() (net_ib's ncclIbMultiSend) and stops it after
+ * the poll that returned its completion (ncclIbTest): the first post at
+ * or after the start, the last completion at or before the stop. */
+"CREATE VIEW nccl_plugin_wr_verbs AS SELECT w.*,"
+" (SELECT min(v.ts_ns) FROM verbs v WHERE v.verb = 'verbs_post_send'"
+" AND v.host = w.host AND v.pid = w.pid AND v.qpn = w.qpn"
+" AND v.wr_id = w.wr_id AND v.ts_ns >= w.post_ns) AS verbs_post_ns,"
+" (SELECT max(c.ts_ns) FROM completions c WHERE c.via = 'verbs'"
+" AND c.host = w.host AND c.pid = w.pid AND c.qpn = w.qpn"
+" AND c.wr_id = w.wr_id AND c.ts_ns <= w.done_ns) AS verbs_poll_ns"
+" FROM nccl_plugin_wrs w;\n"
 /* GPU globaltimer -> CLOCK_MONOTONIC: each KernelCh start and KernelChStop
  * state pairs a GPU stamp with the host time the plugin was told of it,
  * never earlier than the GPU wrote it: the smallest difference is the

@@ -36,6 +36,13 @@
  *               bad_index 1), each reposted alone 500 ns later and
  *               completed; every completion comes NS (-l) after its post
  *
+ *   -I N        N of NCCL's own IB WRs, each seen twice: by the profiler
+ *               plugin (an RDT_EV_NP_NET_IB event, qpn 300, wr_id
+ *               0x9000 + i % 4 as NCCL reuses its request slots, 65536 bytes, RDMA_WRITE_WITH_IMM, its STOP the
+ *               completion) and by --verbs (VERBS_POST_SEND 200 ns after
+ *               the plugin's start, VERBS_WC 300 ns before its stop),
+ *               every 10 us from start + 7 ms; WR i completes after
+ *               5000 + (i % 10) * 100 ns (plugin start -> stop)
  *   -J N        rxe's CQEs too (the BPF --rxe source): each send's
  *               completion is also an RDT_EV_RXE_CQE half-way between its
  *               post and its poll, and every send of a QP has wr_id 7 (as
@@ -113,6 +120,7 @@ static long shorter = -1;	/* -W: -1 none */
 static int gid_own, gid_peer;	/* -g */
 static unsigned long cqes;	/* -J */
 static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
+static unsigned long ncclwrs;	/* -I */
 
 static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 {
@@ -177,6 +185,46 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	w->wr_id = wr_id;
 	w->byte_len = 4096;
 	w->cq_id = 1;
+}
+
+/* -I: see the usage above. */
+static void nccl_wrs(unsigned long n, uint64_t t0)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t t = t0 + i * 10000, lat = 5000 + (i % 10) * 100;
+		struct rdt_ev_np_net_ib *ib = rec(RDT_EV_NP_NET_IB, sizeof(*ib), t, RDT_NO_DEV);
+		struct rdt_ev_post_send *p;
+		struct rdt_ev_poll_cq_wc *w;
+		struct rdt_ev_np_stop *st;
+
+		ib->hdr.source = RDT_SRC_NCCL_PLUGIN;
+		ib->ids.id = 0x7000 + i;
+		ib->ids.rank = 0;
+		ib->ids.ntype = RDT_NP_NET_PLUGIN;
+		ib->wr_id = 0x9000 + i % 4;
+		ib->length = 65536;
+		ib->qpn = 300;
+		ib->opcode = 4;		/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		ib->ib_type = 1;
+		p = rec(RDT_EV_VERBS_POST_SEND, sizeof(*p), t + 200, 0);
+		p->hdr.source = RDT_SRC_VERBS;
+		p->qpn = 300;
+		p->wr_id = 0x9000 + i % 4;
+		p->opcode = 1;		/* IB_WR_RDMA_WRITE_WITH_IMM */
+		p->total_len = 65536;
+		p->num_sge = 1;
+		p->send_flags = 2;
+		w = rec(RDT_EV_VERBS_WC, sizeof(*w), t + lat - 300, 0);
+		w->hdr.source = RDT_SRC_VERBS;
+		w->qpn = 300;
+		w->wr_id = 0x9000 + i % 4;
+		w->cq_id = 3;
+		st = rec(RDT_EV_NP_STOP, sizeof(*st), t + lat, RDT_NO_DEV);
+		st->hdr.source = RDT_SRC_NCCL_PLUGIN;
+		st->ids.id = 0x7000 + i;
+		st->ids.rank = -1;
+		st->ids.ntype = RDT_NP_NET_PLUGIN;
+	}
 }
 
 /* -R/-Z: see the usage above. */
@@ -471,7 +519,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -514,6 +562,7 @@ int main(int argc, char **argv)
 			break;
 		case 'R': ring = strtoul(optarg, NULL, 0); break;
 		case 'J': cqes = strtoul(optarg, NULL, 0); break;
+		case 'I': ncclwrs = strtoul(optarg, NULL, 0); break;
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
@@ -638,6 +687,8 @@ int main(int argc, char **argv)
 	}
 	if (npolls)
 		polls(npolls, start + 5000000);
+	if (ncclwrs)
+		nccl_wrs(ncclwrs, start + 7000000);
 	if (ring)
 		ring_colls(ring, slow, start + 50000000);
 	for (unsigned long i = 0; i < unknown; i++) {
