@@ -213,6 +213,20 @@ static __always_inline struct call *call_begin(__u32 *tid)
 	return c;
 }
 
+/* At a return probe: the thread's call, begun at its entry; NULL if none. */
+static __always_inline struct call *call_at_return(__u32 *tid)
+{
+	*tid = (__u32)bpf_get_current_pid_tgid();
+	return bpf_map_lookup_elem(&verbs_calls, tid);
+}
+
+/* The call's device index and CQ handle, from the ibv_cq it is on. */
+static __always_inline void call_on_cq(struct call *c, void *cq)
+{
+	c->dev = ctx_dev(rd64((__u64)cq + cq_context));
+	c->id = rd32((__u64)cq + cq_handle);
+}
+
 static __always_inline void *verbs_reserve(__u32 size, __u16 type, __u64 ts, __u32 dev)
 {
 	struct rdt_hdr *h = rdt_reserve(size, type, ts, dev);
@@ -418,8 +432,7 @@ int BPF_KPROBE(verbs_poll_cq, void *cq, int num, void *wc)
 	c->list = (__u64)wc;
 	c->type = RDT_EV_VERBS_WC;
 	c->nr = num > 0 ? num : 0;
-	c->dev = ctx_dev(rd64((__u64)cq + cq_context));
-	c->id = rd32((__u64)cq + cq_handle);
+	call_on_cq(c, cq);
 	return 0;
 }
 
@@ -455,11 +468,11 @@ static int one_wc(__u32 i, __u32 *tid)
 SEC("uretprobe")
 int BPF_KRETPROBE(verbs_poll_cq_ret, int ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 ts = bpf_ktime_get_ns();
 	struct call *c;
+	__u32 tid;
 
-	c = bpf_map_lookup_elem(&verbs_calls, &tid);
+	c = call_at_return(&tid);
 	if (!c)
 		return 0;
 	if (c->type == RDT_EV_VERBS_WC) {
@@ -526,20 +539,19 @@ int BPF_KPROBE(verbs_req_notify, void *cq, int solicited_only)
 	c->ts = bpf_ktime_get_ns();
 	c->type = RDT_EV_VERBS_REQ_NOTIFY;
 	c->nr = solicited_only ? 1 : 2;	/* IB_CQ_SOLICITED : IB_CQ_NEXT_COMP */
-	c->dev = ctx_dev(rd64((__u64)cq + cq_context));
-	c->id = rd32((__u64)cq + cq_handle);
+	call_on_cq(c, cq);
 	return 0;
 }
 
 SEC("uretprobe")
 int BPF_KRETPROBE(verbs_req_notify_ret, int ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 ts = bpf_ktime_get_ns();
 	struct rdt_ev_req_notify_cq *e;
 	struct call *c;
+	__u32 tid;
 
-	c = bpf_map_lookup_elem(&verbs_calls, &tid);
+	c = call_at_return(&tid);
 	if (!c)
 		return 0;
 	if (c->type == RDT_EV_VERBS_REQ_NOTIFY) {
