@@ -3,12 +3,21 @@
 # siw-perftest.sh MODE N, in a guest (tests/vm/run --kernel K -- THIS none 40):
 # N rounds of perftest ib_write_lat + ib_send_bw over siw (rdma_cm, -R) on
 # loopback, each side under timeout 60; MODE none: rdmatrace not loaded;
-# mod: loaded, tracing on.  Counts the pairs that failed (doc/DESIGN.md,
-# "perftest over siw").
+# mod: loaded, tracing on; verbs: also rdmatrace-dump -f --verbs running
+# (uprobes on libsiw), as in tests/bpf/verbs-perftest.test.  Counts the
+# pairs that failed, and how (doc/DESIGN.md, "perftest over siw").
 MODE=${1:-none} N=${2:-20}
 rdt-rdma-up all >/dev/null || { echo rdma-up failed; exit 1; }
 . /run/rdt-rdma.env
-[ "$MODE" = mod ] && { modprobe rdmatrace enable=1 || exit 1; }
+case $MODE in
+mod) modprobe rdmatrace enable=1 || exit 1 ;;
+verbs)
+	modprobe rdmatrace || exit 1
+	/work/main/build/bin/rdmatrace-dump -f --no-nccl-plugin --no-counters --verbs -F json \
+		-w /tmp/trace.json 2>/tmp/status &
+	for _ in $(seq 600); do grep -q "^verbs: " /tmp/status && break; sleep 0.1; done
+	grep "^verbs: " /tmp/status | cut -c1-80 ;;
+esac
 fails=0 port=19000
 for i in $(seq $N); do
 	for t in "ib_write_lat -n 200 -s 64" "ib_send_bw -n 500 -s 4096"; do
