@@ -153,8 +153,7 @@ enum {
 };
 static const char *const op_name[NALLOPS] = {
 	"post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "wr_start",
-	"wr_op",
-	"wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete",
+	"wr_op", "wr_set_sge", "wr_set_sge_list", "wr_set_inline_data", "wr_complete",
 	"cq_ex_poll", "cq_ex_end_poll", "cq_ex_read"
 };
 

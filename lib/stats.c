@@ -8,6 +8,12 @@
 
 #include "internal.h"
 
+/* Latency samples, ns, in arrival order. */
+struct lat {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 struct qp_stat {
 	uint32_t host, dev, qpn;
 	char devname[RDT_NAME_LEN + 1];
@@ -24,7 +30,7 @@ struct qp_stat {
 	} err;
 	/* Its WRs' latencies, ns: the application's post -> its poll, and on
 	 * rxe the same split at rxe's CQE (post -> CQE, CQE -> poll). */
-	struct lat { uint64_t *v; size_t n, cap; } post_poll, post_cqe, cqe_poll;
+	struct lat post_poll, post_cqe, cqe_poll;
 	struct qp_stat *next;
 };
 
@@ -46,8 +52,7 @@ struct rdt_stats {
 	uint64_t *lat;
 	size_t nlat, caplat;
 	/* WRs rxe completed (CQE) and the process then polled: CQE -> poll */
-	uint64_t *poll_lat;
-	size_t npoll, cappoll;
+	struct lat poll_lat;
 	bool sorted;
 	uint64_t hist[HIST_BUCKETS];	/* [i]: 2^i <= ns < 2^(i+1) */
 	uint64_t unmatched;
@@ -105,7 +110,7 @@ RDT_EXPORT void rdt_stats_free(struct rdt_stats *st)
 	rdt_slow_free(st->slow);
 	rdt_xpairs_free(st->xp);
 	free(st->lat);
-	free(st->poll_lat);
+	free(st->poll_lat.v);
 	free(st);
 }
 
@@ -181,7 +186,7 @@ static void add_latency(struct rdt_stats *st, uint64_t ns)
 /* CQE -> poll: how long rxe's completions waited to be polled. */
 static void add_split(struct rdt_stats *st, uint64_t ns)
 {
-	push_u64(&st->poll_lat, &st->npoll, &st->cappoll, ns);
+	push_u64(&st->poll_lat.v, &st->poll_lat.n, &st->poll_lat.cap, ns);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -286,28 +291,22 @@ static void print_qp_latency_json(const struct qp_stat *q, FILE *o)
  * CQE for them).  On a sorted copy: printing leaves the stats as they are. */
 static void split_print(const struct rdt_stats *st, FILE *o, bool json)
 {
-	static const double q[] = { 0.5, 0.99, 1.0 };
 	static const char *const qn[] = { "p50", "p99", "max" };
-	uint64_t *v;
+	uint64_t v[3];
 
-	if (!st->npoll || !(v = malloc(st->npoll * sizeof(*v))))
+	if (!lat_quantiles(&st->poll_lat, v))
 		return;
-	memcpy(v, st->poll_lat, st->npoll * sizeof(*v));
-	qsort(v, st->npoll, sizeof(*v), u64_cmp);
 	if (json)
-		fprintf(o, ",\"cqe_to_poll\":{\"count\":%zu", st->npoll);
+		fprintf(o, ",\"cqe_to_poll\":{\"count\":%zu", st->poll_lat.n);
 	else
-		fprintf(o, "  then polled (rxe's CQE -> the poll), %zu WRs:", st->npoll);
-	for (size_t i = 0; i < sizeof(q) / sizeof(*q); i++) {
-		uint64_t x = v[(size_t)(q[i] * (double)(st->npoll - 1))];
-
+		fprintf(o, "  then polled (rxe's CQE -> the poll), %zu WRs:", st->poll_lat.n);
+	for (size_t i = 0; i < 3; i++) {
 		if (json)
-			fprintf(o, ",\"%s_ns\":%" PRIu64, qn[i], x);
+			fprintf(o, ",\"%s_ns\":%" PRIu64, qn[i], v[i]);
 		else
-			fprintf(o, " %s %" PRIu64 " ns", qn[i], x);
+			fprintf(o, " %s %" PRIu64 " ns", qn[i], v[i]);
 	}
 	fputs(json ? "}" : "\n", o);
-	free(v);
 }
 
 static bool is_collective(uint32_t fn)
