@@ -504,6 +504,29 @@ void rdt_np_open_stop(struct rdt_np_open *t, struct rdt_np_open_ent *e,
 /* Retire the kept collectives that are due at @now (UINT64_MAX: all). */
 void rdt_np_open_linger(struct rdt_np_open *t, uint64_t now);
 
+/* Port counters' recent changes, for "what moved since T" (ctr_history.c):
+ * error counters only (traffic counters are left out of the answer). */
+struct rdt_ctr_history;
+struct rdt_ctr_move {
+	uint32_t	port;
+	const char	*name;		/* valid until the next add */
+	int64_t		delta;
+	bool		at_least;	/* older changes fell out of the ring */
+};
+struct rdt_ctr_history *rdt_ctr_history_new(void);
+void rdt_ctr_history_free(struct rdt_ctr_history *h);
+void rdt_ctr_history_add(struct rdt_ctr_history *h, const struct rdt_event *ev);
+/* Counters of @dev on @host were sampled at all. */
+bool rdt_ctr_history_seen(const struct rdt_ctr_history *h, uint32_t host,
+			  const char *dev);
+/* Up to @max error counters of @dev that moved after @since, into @out;
+ * *more: those past @max. */
+size_t rdt_ctr_history_moved(const struct rdt_ctr_history *h, uint32_t host,
+			     const char *dev, uint64_t since,
+			     struct rdt_ctr_move *out, size_t max, size_t *more);
+/* Counters not kept (over the cap, or no memory). */
+uint64_t rdt_ctr_history_dropped(const struct rdt_ctr_history *h);
+
 /* RDMA device names and their ib_device indexes, from RDMA netlink
  * (devindex.c): 0 with *v (free() it) and *n, or -errno. */
 struct rdt_devindex {

@@ -35,9 +35,14 @@
  * asleep on their completion channels, trace nothing either): what does
  * is the completions rxe made on its QPs that it has not polled.
  *
+ * What the port saw while a QP waits: the error counters of its device
+ * that moved since its oldest WR was posted (ctr_history.c), beside rxe's
+ * retries, NAKs and RNRs.
+ *
  * Memory is bounded: RDT_STUCK_MAX_QPS QPs and RDT_STUCK_MAX_WRS
  * outstanding sends per QP.  A post beyond either is not kept and is
- * counted (dropped_qps, dropped_wrs); the report says so.  A QP whose
+ * counted (dropped_qp_events, dropped_wrs); the report says so, and so does the
+ * summary at the end (rdt_stuck_print_summary()) when nothing was stuck.  A QP whose
  * queue overflowed retires everything at its next send completion that
  * matches nothing kept, since that completion is newer than all of them.
  */
@@ -95,8 +100,9 @@ struct sqp {
 	uint32_t peer_gone_pid, peer_gone_host, peer_gone_status;
 	uint64_t peer_gone_wr;
 	/* rxe's retries since the last send completion: transport (timer,
-	 * NAK) and RNR (the receiver had no receive posted). */
-	uint64_t retries, rnr;
+	 * NAK; naks: those of NAKs alone) and RNR (the receiver had no
+	 * receive posted). */
+	uint64_t retries, rnr, naks;
 	uint64_t dropped_wrs;
 	struct {
 		uint64_t ts, wr_id;
@@ -174,12 +180,15 @@ struct rdt_stuck {
 	uint64_t dropped_ranks;
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
+	size_t live;		/* used slots of live QPs */
 	/* The last QP seen in each of QCACHE slots (by qpn): most events are
 	 * a few QPs' posts and completions, and a hit skips the hash probe
 	 * (the tracker's cost per event is make bench's figure 3).  Cleared
 	 * at each rehash, which moves the entries. */
 	struct sqp *qcache[256];
 	uint64_t dropped_qps;
+	uint64_t dropped_wrs;	/* every QP's, destroyed ones' too */
+	struct rdt_ctr_history *ctrs;	/* NULL: no memory, none kept */
 	struct rdt_np_open np;	/* plugin events open, of struct stnp */
 	uint64_t dropped_np;	/* plugin events not kept (RDT_STUCK_MAX_NP) */
 	bool procs;		/* host 0's ranks are this machine's processes */
@@ -196,6 +205,7 @@ RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
 
 	if (s) {
 		s->limit = limit_ns ? limit_ns : 1;
+		s->ctrs = rdt_ctr_history_new();
 		rdt_np_open_init(&s->np, sizeof(struct stnp), NULL, NULL);
 	}
 	return s;
@@ -213,6 +223,7 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
+	rdt_ctr_history_free(s->ctrs);
 	rdt_np_open_free(&s->np);
 	free(s->ranks);
 	free(s);
@@ -293,39 +304,54 @@ static inline struct sqp *qp_find(struct rdt_stuck *s, uint32_t host,
 	return q;
 }
 
+/* The slot of the live (host, dev, qpn), else the free slot it would
+ * take; the table always has a free slot (at most half is used). */
+static size_t qp_probe(const struct rdt_stuck *s, uint32_t host, uint32_t dev,
+		       uint32_t qpn)
+{
+	size_t i, mask = s->cap - 1;
+
+	for (i = qhash(host, dev, qpn) & mask;; i = (i + 1) & mask) {
+		const struct sqp *q = &s->qps[i];
+
+		if (!q->used || (!q->dead && q->host == host &&
+				 q->dev == dev && q->qpn == qpn))
+			return i;
+	}
+}
+
+/*
+ * Found first, made only if missing: a full table still tracks the QPs it
+ * has, and only a QP it cannot take is counted (each of that QP's posts
+ * and changes).  The live count makes the full case one probe, not a
+ * scan of the table per event.
+ */
 static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
 				uint32_t dev, uint32_t qpn, bool make)
 {
-	size_t i, mask;
+	size_t i = 0;
 
-	if (make && s->n * 2 >= s->cap) {
-		size_t live = 0, cap;
-
-		for (size_t j = 0; j < s->cap; j++)
-			live += s->qps[j].used && !s->qps[j].dead;
-		cap = !s->cap ? 256 : live * 4 > s->cap ? s->cap * 2 : s->cap;
-		if (live >= RDT_STUCK_MAX_QPS || !rehash(s, cap)) {
-			s->dropped_qps++;
-			return NULL;
-		}
-	}
-	if (!s->cap)
-		return NULL;
-	mask = s->cap - 1;
-	for (i = qhash(host, dev, qpn) & mask;; i = (i + 1) & mask) {
-		struct sqp *q = &s->qps[i];
-
-		if (!q->used)
-			break;
-		if (!q->dead && q->host == host && q->dev == dev &&
-		    q->qpn == qpn)
-			return q;
+	if (s->cap) {
+		i = qp_probe(s, host, dev, qpn);
+		if (s->qps[i].used)
+			return &s->qps[i];
 	}
 	if (!make)
 		return NULL;
+	if ((s->n + 1) * 2 > s->cap) {
+		size_t cap = !s->cap ? 256 : s->live * 4 > s->cap ?
+			     s->cap * 2 : s->cap;
+
+		if (s->live >= RDT_STUCK_MAX_QPS || !rehash(s, cap)) {
+			s->dropped_qps++;
+			return NULL;
+		}
+		i = qp_probe(s, host, dev, qpn);
+	}
 	s->qps[i] = (struct sqp){ .used = true, .host = host, .dev = dev,
 				  .qpn = qpn, .state = 0xff };
 	s->n++;
+	s->live++;
 	return &s->qps[i];
 }
 
@@ -364,6 +390,7 @@ static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s,
 		if (q->cap >= RDT_STUCK_MAX_WRS ||
 		    !(n = malloc(cap * sizeof(*n)))) {
 			q->dropped_wrs++;
+			s->dropped_wrs++;
 			q->overflowed = true;
 			return;
 		}
@@ -375,7 +402,7 @@ static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s,
 		q->cap = cap;
 	}
 	if (!q->n)
-		q->retries = q->rnr = 0;
+		q->retries = q->rnr = q->naks = 0;
 	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ev->ts, p->wr_id,
 		p->total_len, p->opcode };
 	q->n++;
@@ -420,7 +447,7 @@ static inline void send_done(struct sqp *q, uint64_t wr_id)
 	}
 	q->head = (q->head + i + 1) & (q->cap - 1);
 	q->n -= i + 1;
-	q->retries = q->rnr = 0;
+	q->retries = q->rnr = q->naks = 0;
 }
 
 static inline __attribute__((always_inline)) void completion(struct rdt_stuck *s, const struct rdt_event *ev,
@@ -891,7 +918,7 @@ static inline __attribute__((always_inline)) bool post_send_fast(struct rdt_stuc
 	    (!q->devname[0] && ev->devname && *ev->devname))
 		return false;
 	if (!q->n)
-		q->retries = q->rnr = 0;
+		q->retries = q->rnr = q->naks = 0;
 	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ev->ts, p->wr_id,
 		p->total_len, p->opcode };
 	q->n++;
@@ -919,7 +946,7 @@ static inline __attribute__((always_inline)) bool wc_fast(struct rdt_stuck *s,
 			return false;	/* not the oldest: send_done() */
 		q->head = (q->head + 1) & (q->cap - 1);
 		q->n--;
-		q->retries = q->rnr = 0;
+		q->retries = q->rnr = q->naks = 0;
 	}
 	q->polls_seen = true;
 	if (q->unpolled && !--q->unpolled)
@@ -1067,6 +1094,7 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 			q->q = NULL;
 			q->n = q->cap = 0;
 			q->dead = true;	/* its qpn may come back: a new QP */
+			s->live--;
 			slot = qslot(s, q->host, q->dev, q->qpn);
 			if (*slot == q)
 				*slot = NULL;
@@ -1079,7 +1107,13 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 				q->rnr++;
 			else
 				q->retries++;
+			if (r->rxe_retry.kind == RDT_RXE_NAK_SEQ)
+				q->naks++;
 		}
+		break;
+	case RDT_EV_PORT_COUNTER:
+		if (s->ctrs)
+			rdt_ctr_history_add(s->ctrs, ev);
 		break;
 	default:
 		break;
@@ -1223,9 +1257,48 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 		fprintf(o, "qp=0x%x is in state %s with %u send WRs outstanding for %.1f s\n",
 			q->qpn, rdt_qp_state_name(q->state), q->n, secs(h->age));
 	} else {
-		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s with no completion and no retry traced (rxe's retries show with --rxe)\n",
+		struct rdt_ctr_move m[4];
+		size_t k = 0, more = 0;
+
+		if (s->ctrs)
+			k = rdt_ctr_history_moved(s->ctrs, q->host, q->devname,
+						  w->ts, m, 4, &more);
+		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s with no completion and no retry traced (rxe's retries show with --rxe)",
 			q->qpn, op ? op : "WR", w->wr_id, secs(h->age));
+		/* Without rxe's hooks (mlx5, siw), the port's own error
+		 * counters are what says the packets went missing. */
+		for (size_t i = 0; i < k; i++)
+			fprintf(o, "%s%s %+" PRId64 "%s", i ? ", " : "; the port's error counters moved since: ",
+				m[i].name, m[i].delta, m[i].at_least ? " or more" : "");
+		if (more)
+			fprintf(o, " and %zu more", more);
+		fputc('\n', o);
 	}
+}
+
+/*
+ * counters_moved=: the device's error counters that moved while the QP
+ * waited ("none": sampled, none moved; left out when the trace has no
+ * sample of that device).  A "+" after a delta: at least that much.
+ */
+static void print_counters(const struct rdt_stuck *s, const struct sqp *q,
+			   FILE *o)
+{
+	struct rdt_ctr_move m[6];
+	size_t n, more;
+
+	if (!s->ctrs || !rdt_ctr_history_seen(s->ctrs, q->host, q->devname))
+		return;
+	n = rdt_ctr_history_moved(s->ctrs, q->host, q->devname,
+				  waits_since(q), m, 6, &more);
+	fprintf(o, " counters_moved=");
+	if (!n)
+		fprintf(o, "none");
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "%s%u/%s%+" PRId64 "%s", i ? "," : "", m[i].port,
+			m[i].name, m[i].delta, m[i].at_least ? "+" : "");
+	if (more)
+		fprintf(o, ",+%zu_more", more);
 }
 
 static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
@@ -1267,7 +1340,9 @@ static void print_qp(const struct rdt_stuck *s, const struct rdt_reader *r,
 			ago(now, q->last_cqe));
 	else
 		fprintf(o, " last_completion_age=-");
-	fprintf(o, " retries=%" PRIu64 " rnr=%" PRIu64, q->retries, q->rnr);
+	fprintf(o, " retries=%" PRIu64 " naks=%" PRIu64 " rnr=%" PRIu64,
+		q->retries, q->naks, q->rnr);
+	print_counters(s, q, o);
 	if (q->polls_seen && q->unpolled)
 		fprintf(o, " unpolled=%" PRIu64, q->unpolled);
 	if (q->err.ts)
@@ -1570,6 +1645,28 @@ static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 	}
 }
 
+/* What the tracker did not keep, one line each, none when it kept all. */
+static void print_drops(const struct rdt_stuck *s, FILE *o)
+{
+	uint64_t c = rdt_ctr_history_dropped(s->ctrs);
+
+	if (s->dropped_qps)
+		fprintf(o, "stuck: dropped_qp_events=%" PRIu64 " (posts and QP changes of QPs not tracked: over %d QPs, or no memory)\n",
+			s->dropped_qps, RDT_STUCK_MAX_QPS);
+	if (s->dropped_wrs)
+		fprintf(o, "stuck: dropped_wrs=%" PRIu64 " (send WRs not tracked: over %d outstanding on a QP, or no memory)\n",
+			s->dropped_wrs, RDT_STUCK_MAX_WRS);
+	if (s->dropped_ranks)
+		fprintf(o, "stuck: dropped_ranks=%" PRIu64 " (ranks not tracked: over %d, or no memory)\n",
+			s->dropped_ranks, RDT_STUCK_MAX_RANKS);
+	if (s->dropped_np)
+		fprintf(o, "stuck: dropped_nccl_events=%" PRIu64 " (not tracked: over %u open, or no memory)\n",
+			s->dropped_np, RDT_STUCK_MAX_NP);
+	if (c || !s->ctrs)
+		fprintf(o, "stuck: dropped_counters=%" PRIu64 "%s (port counters not tracked)\n",
+			c, s->ctrs ? "" : "+");
+}
+
 static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 			 const struct hit *v, size_t n, uint64_t now,
 			 const char *why, FILE *o)
@@ -1594,12 +1691,7 @@ static void print_report(struct rdt_stuck *s, const struct rdt_reader *r,
 		print_qp(s, r, &v[i], now, o);
 	if (nc)
 		print_colls(s, r, now, o);
-	if (s->dropped_qps)
-		fprintf(o, "stuck: dropped_qps=%" PRIu64 " (QPs not tracked: over %d)\n",
-			s->dropped_qps, RDT_STUCK_MAX_QPS);
-	if (s->dropped_np)
-		fprintf(o, "stuck: dropped_nccl_events=%" PRIu64 " (not tracked: over %u open, or no memory)\n",
-			s->dropped_np, RDT_STUCK_MAX_NP);
+	print_drops(s, o);
 	fflush(o);
 }
 
@@ -1820,4 +1912,11 @@ RDT_EXPORT void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 RDT_EXPORT uint64_t rdt_stuck_episodes(const struct rdt_stuck *s)
 {
 	return s->episodes;
+}
+
+RDT_EXPORT void rdt_stuck_print_summary(const struct rdt_stuck *s, FILE *o)
+{
+	fprintf(o, "stuck: episodes=%" PRIu64 "\n", s->episodes);
+	print_drops(s, o);
+	fflush(o);
 }

@@ -57,8 +57,9 @@
  *   -Z I        with -R: collective I is slow: rank 2 begins 5 ms in
  *               (last, 5 ms after rank 0), rank 1's send takes 4 ms and
  *               rank 1 ends 20 us after its completion; 3 rxe retries on
- *               QP 201 and one rcvd_seq_err sample (+2) inside: it takes
- *               5.1 ms, and the next ones begin 5 ms later than above
+ *               QP 201 (the third a NAK sequence error) and one
+ *               rcvd_seq_err sample (+2) inside: it takes 5.1 ms, and the
+ *               next ones begin 5 ms later than above
  *   -g OWN,PEER QPs pair up on the host (100 with 101, 102 with 103, ...:
  *               dest_qpn) and each QP_MODIFY carries GIDs (ABI 1.12): its
  *               own ::ffff:192.0.2.OWN and its peer's ::ffff:192.0.2.PEER.
@@ -278,7 +279,7 @@ static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0)
 			x->hdr.pid = x->hdr.tid = 77;	/* a kworker */
 			x->qpn = 201;
 			x->psn = 1000 + (uint32_t)r;
-			x->kind = RDT_RXE_RETRANSMIT;
+			x->kind = r == 2 ? RDT_RXE_NAK_SEQ : RDT_RXE_RETRANSMIT;
 		}
 		{
 			struct rdt_ev_port_counter *p = rec(RDT_EV_PORT_COUNTER,

@@ -417,6 +417,11 @@ static __attribute__((noinline)) uint64_t stuck_tick(struct rdt_stuck *s,
 	}
 	if (now < next)
 		return next;
+	/* From files, the state between two events is the first one's: a
+	 * check at the time one was due finds what moved when it did, not at
+	 * the next event, which may come long after. */
+	if (!a->follow && next && now > next)
+		rdt_stuck_check(s, r, next, stderr);
 	rdt_stuck_check(s, r, now, stderr);
 	return now + (a->stuck_ns / 4 < 1000000000ull ? a->stuck_ns / 4 :
 		      1000000000ull);
@@ -446,8 +451,7 @@ static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
 	if (!a->follow && rdt_stuck_check(s, r, last, stderr))
 		fprintf(stderr, "stuck: still stuck at the end of the trace (%.3f)\n",
 			(double)last / 1e9);
-	fprintf(stderr, "stuck: episodes=%llu\n",
-		(unsigned long long)rdt_stuck_episodes(s));
+	rdt_stuck_print_summary(s, stderr);
 }
 
 int main(int argc, char **argv)

@@ -402,6 +402,9 @@ void rdt_stuck_print(struct rdt_stuck *s, const struct rdt_reader *r,
 		     uint64_t now, FILE *out);
 /* How many times something became stuck. */
 uint64_t rdt_stuck_episodes(const struct rdt_stuck *s);
+/* "stuck: episodes=N", then one line for each kind of state not kept
+ * (QPs, send WRs, ranks, NCCL events, port counters past their caps). */
+void rdt_stuck_print_summary(const struct rdt_stuck *s, FILE *o);
 /* Each report of rdt_stuck_check() also as records (RDT_EV_STUCK, one a
  * line: the cause, each stuck QP, each rank waiting in a collective), and
  * its end (RDT_EV_UNSTUCK), handed to @fn as they are made: a tool writes
