@@ -120,6 +120,13 @@ static int print_rec(void *ctx, const void *rec, size_t len)
 		       e->nranks, (uint64_t)e->seq);
 		break;
 	}
+	case RDT_EV_COLL_STEP: {
+		const struct rdt_ev_coll_step *e = rec;
+
+		printf("COLL_STEP op=%u rank=%d nranks=%d seq=%" PRIu64 " step=%u steps=%u\n",
+		       e->op, e->rank, e->nranks, (uint64_t)e->seq, e->step, e->steps);
+		break;
+	}
 	default:
 		printf("TYPE%u size=%u\n", h->type, h->size);
 	}

@@ -303,7 +303,15 @@ static bool open_usdt(struct rdt_bpf *b, const char *path)
 		       last_libbpf_msg);
 		return false;
 	}
-	status(b, "usdt: attached rdmatrace:coll_begin,coll_end in %s", path);
+	/* coll_step came later (ABI 1.14): a build without it still has
+	 * its collectives marked, not where each rank is inside one. */
+	if (add_link(b, bpf_program__attach_usdt(b->usdt->progs.coll_step, -1, path,
+						 "rdmatrace", "coll_step", NULL))) {
+		status(b, "usdt: attached rdmatrace:coll_begin,coll_end in %s (no coll_step probe: steps not traced)",
+		       path);
+		return true;
+	}
+	status(b, "usdt: attached rdmatrace:coll_begin,coll_end,coll_step in %s", path);
 	return true;
 }
 

@@ -3,7 +3,9 @@
  * USDT markers of tools/rdma-ring-allreduce: provider rdmatrace, probes
  * coll_begin / coll_end (op, bytes, rank, nranks, seq).  They bracket a
  * collective in the application's own terms, so the join with rxe and
- * kmod records needs no NCCL at all.
+ * kmod records needs no NCCL at all.  coll_step (op, seq, step, steps,
+ * rank, nranks): a rank began a step, posting its first send; it says
+ * where each rank is in a collective that does not end.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,5 +48,39 @@ SEC("usdt")
 int coll_end(struct pt_regs *ctx)
 {
 	mark(ctx, 1);
+	return 0;
+}
+
+SEC("usdt")
+int coll_step(struct pt_regs *ctx)
+{
+	struct rdt_ev_coll_step *e;
+	long v = 0;
+
+	/* One argument at a time through one slot: six locals made a
+	 * 64-byte frame, which 7.2 gives a private stack
+	 * (tests/bpf/stack-depth.test). */
+	e = RDT_RESERVE(RDT_EV_COLL_STEP, struct rdt_ev_coll_step, bpf_ktime_get_ns(), RDT_NO_DEV);
+	if (!e)
+		return 0;
+	bpf_usdt_arg(ctx, 0, &v);
+	e->op = v;
+	v = 0;
+	bpf_usdt_arg(ctx, 1, &v);
+	e->seq = v;
+	v = 0;
+	bpf_usdt_arg(ctx, 2, &v);
+	e->step = v;
+	v = 0;
+	bpf_usdt_arg(ctx, 3, &v);
+	e->steps = v;
+	v = 0;
+	bpf_usdt_arg(ctx, 4, &v);
+	e->rank = v;
+	v = 0;
+	bpf_usdt_arg(ctx, 5, &v);
+	e->nranks = v;
+	e->pad = 0;
+	rdt_submit(e);
 	return 0;
 }

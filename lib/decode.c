@@ -49,6 +49,7 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 	[RDT_EV_VERBS_WC]	= { "verbs_wc", sizeof(struct rdt_ev_poll_cq_wc) },
 	[RDT_EV_VERBS_POST_FAIL] = { "verbs_post_fail", sizeof(struct rdt_ev_post_fail) },
 	[RDT_EV_VERBS_REQ_NOTIFY] = { "verbs_req_notify", sizeof(struct rdt_ev_req_notify_cq) },
+	[RDT_EV_COLL_STEP]	= { "coll_step", sizeof(struct rdt_ev_coll_step) },
 	[RDT_EV_NP_COMM_INIT]	= { "np_comm_init", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_COMM_FINI]	= { "np_comm_fini", sizeof(struct rdt_ev_np_comm) },
 	[RDT_EV_NP_GROUP]	= { "np_group", sizeof(struct rdt_ev_np_group) },

@@ -342,6 +342,28 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_c(o, '}');
 }
 
+/* A rank's step mark (ABI 1.14): an instant inside its collective's slice. */
+static void coll_step_mark(struct rdt_sink *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_coll_step *m = &ev->rec.coll_step;
+	uint32_t tid = ev->rec.hdr.pid, pid = host_pid(s, ev->host, COLL_PID);
+	char tn[64], name[48];
+	struct rdt_ob *o;
+
+	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
+		 tid);
+	host_track(s, ev->host, pid, tid, "collectives (USDT marks)", tn);
+	snprintf(name, sizeof(name), "step %u/%u", m->step, m->steps);
+	o = begin(s);
+	rdt_ob_printf(o, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
+	rdt_ob_json_str(o, name, sizeof(name));
+	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
+		"\"ts\":", pid, tid);
+	ts(o, ev->ts - s->first_ts);
+	args(o, ev);
+	rdt_ob_c(o, '}');
+}
+
 /* ---- NCCL profiler plugin: nested slices per rank, flows coll -> WR ---- */
 
 static struct np_open *np_find(struct pf *p, uint32_t host, uint32_t pid,
@@ -706,6 +728,9 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 		return;
 	case RDT_EV_COLL_MARK:
 		coll_span(s, ev);
+		return;
+	case RDT_EV_COLL_STEP:
+		coll_step_mark(s, ev);
 		return;
 	case RDT_EV_STUCK:
 	case RDT_EV_UNSTUCK: {

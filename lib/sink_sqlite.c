@@ -73,7 +73,7 @@ static const char schema[] =
 " qpn INTEGER, psn INTEGER, kind TEXT);\n"
 "CREATE TABLE coll_marks(ts_ns INTEGER, host INTEGER, pid INTEGER,"
 " phase TEXT, op INTEGER, bytes INTEGER, seq INTEGER, rank INTEGER,"
-" nranks INTEGER);\n"
+" nranks INTEGER, step INTEGER, steps INTEGER);\n"
 "CREATE TABLE lost_events(ts_ns INTEGER, src INTEGER, producer TEXT,"
 " cpu INTEGER, count INTEGER);\n"
 /* Live: events handed out after a later one (issue 38), one row each
@@ -242,7 +242,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_DEV] = "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?)",
 	[ST_COMMS] = "INSERT INTO comms VALUES(?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO lost_events VALUES(?,?,?,?,?)",
-	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_MARK] = "INSERT INTO coll_marks VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_CTR] = "INSERT INTO port_counters VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_HOSTS] = "INSERT INTO hosts VALUES(?,?,?,?,?,?,?,?)",
 	[ST_SOURCES] = "INSERT INTO sources VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -945,6 +945,23 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, (int64_t)r->coll_mark.seq);
 		bi(&b, r->coll_mark.rank);
 		bi(&b, r->coll_mark.nranks);
+		bnull(&b);
+		bnull(&b);
+		done(q, &b);
+		break;
+	case RDT_EV_COLL_STEP:	/* a row of its own: phase 'step', no bytes */
+		b = start(q, ST_MARK);
+		bi(&b, (int64_t)ev->ts);
+		bi(&b, ev->host);
+		bi(&b, r->hdr.pid);
+		bs(&b, "step", 8);
+		bi(&b, r->coll_step.op);
+		bnull(&b);
+		bi(&b, (int64_t)r->coll_step.seq);
+		bi(&b, r->coll_step.rank);
+		bi(&b, r->coll_step.nranks);
+		bi(&b, r->coll_step.step);
+		bi(&b, r->coll_step.steps);
 		done(q, &b);
 		break;
 	case RDT_NP_TYPE_FIRST ... RDT_NP_TYPE_LAST:

@@ -168,6 +168,9 @@ struct srank {
 	uint8_t npeers;
 	struct { int32_t peer; bool send; } peer_seen[8];
 	uint64_t seq, begun;	/* the open collective; begun 0: none */
+	/* USDT: the step it last began in it (coll_step, ABI 1.14) */
+	uint32_t step, steps;
+	bool stepped;
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
 	bool reported;
 	uint64_t reported_seq;
@@ -582,6 +585,7 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 	if (m->phase == 0) {
 		k->seq = m->seq;
 		k->begun = ev->ts ? ev->ts : 1;
+		k->stepped = false;
 	} else if (k->begun && k->seq == m->seq) {
 		k->begun = 0;
 		k->last_seq = m->seq + 1;
@@ -592,6 +596,20 @@ static void coll_mark(struct rdt_stuck *s, const struct rdt_event *ev)
 
 /* An NCCL rank's key: its commHash, 1 before the plugin knows it (v1..v3)
  * so that it stays apart from the USDT ranks' 0. */
+/* A rank began a step of the collective it is in (USDT coll_step). */
+static void coll_step(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	static const uint64_t usdt;	/* a USDT rank's comm_id */
+	const struct rdt_ev_coll_step *m = &ev->rec.coll_step;
+	struct srank *k = rank_lookup(s, ev->host, m->hdr.pid, &usdt);
+
+	if (!k || !k->begun || k->seq != m->seq)
+		return;
+	k->step = m->step;
+	k->steps = m->steps;
+	k->stepped = true;
+}
+
 static uint64_t np_comm(uint64_t comm_id)
 {
 	return comm_id ? comm_id : 1;
@@ -994,6 +1012,9 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	case RDT_EV_COLL_MARK:
 		coll_mark(s, ev);
 		break;
+	case RDT_EV_COLL_STEP:
+		coll_step(s, ev);
+		break;
 	case RDT_EV_NP_COMM_INIT: {
 		struct srank *k = np_rank(s, ev, r->np_comm.ids.comm_id, true);
 
@@ -1196,13 +1217,42 @@ static double ago(uint64_t now, uint64_t ts)
 	return secs(now > ts ? now - ts : 0);
 }
 
+static const char *coll_op(const struct srank *k)
+{
+	if (*k->func)
+		return k->func;
+	return k->op == 1 ? "allreduce" : "collective";
+}
+
+/*
+ * The rank whose process owns a QP, if its collectives are traced: the
+ * cause line ties the QP to the collective and step that wait on it.
+ */
+static void print_owner(const struct rdt_stuck *s, const struct sqp *q,
+			FILE *o)
+{
+	for (size_t i = 0; i < s->nranks; i++) {
+		const struct srank *k = &s->ranks[i];
+
+		if (k->pid != q->pid || k->host != q->host)
+			continue;
+		fprintf(o, "; QP 0x%x is rank %d's", q->qpn, k->rank);
+		if (k->begun) {
+			fprintf(o, ", in %s seq %" PRIu64, coll_op(k), k->seq);
+			if (k->stepped)
+				fprintf(o, " step %u of %u", k->step, k->steps);
+		}
+		return;
+	}
+}
+
 static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 			const struct hit *h, uint64_t now, FILE *o)
 {
 	char hq[80], hp[80];
 	const struct sqp *q = h->q, *p = peer_of(s, q);
 	const struct swr *w = &q->q[q->head];
-	const char *op;
+	const char *op = q->n ? rdt_wr_opcode_name(w->opcode) : NULL;
 
 	fprintf(o, "stuck: cause: ");
 	if (q->peer_gone) {	/* whatever it waits for, nothing will come */
@@ -1225,13 +1275,10 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 			fprintf(o, " (the link between %s and %s failed it)",
 				host_of(r, q->peer_gone_host, hp, sizeof(hp)),
 				host_of(r, q->host, hq, sizeof(hq)));
-		fprintf(o, " (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")\n",
+		fprintf(o, " (sends outstanding %u, receives posted %" PRIu64 ", rxe retries %" PRIu64 ")",
 			q->n, q->recvs, q->retries);
-		return;
-	}
-	op = rdt_wr_opcode_name(w->opcode);
-	if (q->err.ts) {
-		fprintf(o, "qp=0x%x completed wr_id=0x%" PRIx64 " with %s (vendor_err %u) %.1f s ago: the QP is in error, its %u outstanding send WRs will not complete\n",
+	} else if (q->err.ts) {
+		fprintf(o, "qp=0x%x completed wr_id=0x%" PRIx64 " with %s (vendor_err %u) %.1f s ago: the QP is in error, its %u outstanding send WRs will not complete",
 			q->qpn, q->err.wr_id, rdt_wc_status_name(q->err.status),
 			q->err.vendor_err, secs(now - q->err.ts), q->n);
 	} else if (q->retries) {
@@ -1249,12 +1296,11 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 			fprintf(o, "; its peer retries too (%" PRIu64 "): the link between %s and %s loses packets both ways",
 				p->retries, host_of(r, q->host, hq, sizeof(hq)),
 				host_of(r, p->host, hp, sizeof(hp)));
-		fputc('\n', o);
 	} else if (q->rnr) {
-		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; the receiver answered RNR %" PRIu64 " times: its process posts no receives (stopped, or slow)\n",
+		fprintf(o, "qp=0x%x's %s wr_id=0x%" PRIx64 " has waited %.1f s; the receiver answered RNR %" PRIu64 " times: its process posts no receives (stopped, or slow)",
 			q->qpn, op ? op : "WR", w->wr_id, secs(h->age), q->rnr);
 	} else if (q->state != 0xff && q->state != 3) {	/* IB_QPS_RTS */
-		fprintf(o, "qp=0x%x is in state %s with %u send WRs outstanding for %.1f s\n",
+		fprintf(o, "qp=0x%x is in state %s with %u send WRs outstanding for %.1f s",
 			q->qpn, rdt_qp_state_name(q->state), q->n, secs(h->age));
 	} else {
 		struct rdt_ctr_move m[4];
@@ -1272,8 +1318,9 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 				m[i].name, m[i].delta, m[i].at_least ? " or more" : "");
 		if (more)
 			fprintf(o, " and %zu more", more);
-		fputc('\n', o);
 	}
+	print_owner(s, q, o);
+	fputc('\n', o);
 }
 
 /*
@@ -1432,13 +1479,6 @@ static size_t stuck_colls(const struct rdt_stuck *s, uint64_t now,
 }
 
 /* The collective's name: NCCL's (plugin), else the USDT mark's op. */
-static const char *coll_op(const struct srank *k)
-{
-	if (*k->func)
-		return k->func;
-	return k->op == 1 ? "allreduce" : "collective";
-}
-
 /* Since the rank's process traced anything (any of its ranks' events,
  * as of the last refresh()). */
 static uint64_t quiet(const struct rdt_stuck *s, const struct srank *k,
@@ -1481,6 +1521,21 @@ static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
 
 /* Where a rank is in its run of collectives: the one it is in, else the
  * next it will begin. */
+/* The send WRs outstanding on a rank's process's QPs. */
+static uint64_t rank_sends(const struct rdt_stuck *s, const struct srank *k)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *q = &s->qps[i];
+
+		if (q->used && !q->dead && q->pid == k->pid &&
+		    q->host == k->host)
+			n += q->n;
+	}
+	return n;
+}
+
 static uint64_t position(const struct srank *k)
 {
 	return k->begun ? k->seq : k->last_seq;
@@ -1499,7 +1554,8 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 		       FILE *o)
 {
 	const struct srank *w = NULL, *late = NULL, *q = NULL, *np = NULL;
-	const struct srank *halted = NULL;
+	const struct srank *halted = NULL, *lag = NULL;
+	uint32_t step_front = 0;
 	char halted_st = '?';
 	uint64_t np_n = 0, np_since = 0, front = 0;
 	char waiting[256] = "";
@@ -1538,6 +1594,14 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 		}
 		if (position(k) < front && (!late || position(k) < position(late)))
 			late = k;
+		/* Inside the oldest waiting collective: the rank at the
+		 * lowest step, when another is further on. */
+		if (k->begun && k->stepped && k->seq == w->seq) {
+			if (k->step > step_front)
+				step_front = k->step;
+			if (!lag || k->step < lag->step)
+				lag = k;
+		}
 		if (!q || quiet(s, k, now) > quiet(s, q, now))
 			q = k;
 		if (k->begun && len < sizeof(waiting) - 32)
@@ -1566,6 +1630,16 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 			late->begun ? "still in" : "has not begun",
 			coll_op(w), position(late), front,
 			secs(quiet(s, late, now)));
+	else if (lag && step_front > lag->step && rank_sends(s, lag))
+		fprintf(o, "rank %d (pid %u %s) is furthest behind in %s seq %" PRIu64 ": at step %u of %u while another rank is at step %u; its step %u sends have not completed (SendWait): the link to its peer, or the peer, does not answer",
+			lag->rank, lag->pid, *lag->comm ? lag->comm : "-",
+			coll_op(w), w->seq, lag->step, lag->steps, step_front,
+			lag->step);
+	else if (lag && step_front > lag->step)
+		fprintf(o, "no WR outstanding: rank %d (pid %u %s) never posted step %u of %s seq %" PRIu64 " (another rank is at step %u; it waits for step %u's data (RecvWait), or its process is stopped or slow; traced nothing for %.1f s)",
+			lag->rank, lag->pid, *lag->comm ? lag->comm : "-",
+			lag->step + 1, coll_op(w), w->seq, step_front, lag->step,
+			secs(quiet(s, lag, now)));
 	else if (q && quiet(s, q, now) >= s->limit)
 		fprintf(o, "rank %d (pid %u %s) has traced nothing for %.1f s: that process is stopped, or busy outside RDMA",
 			q->rank, q->pid, *q->comm ? q->comm : "-",
@@ -1605,6 +1679,53 @@ static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
 }
 
 /* Every rank of the trace's jobs: who waits, who does not, who is quiet. */
+/*
+ * Where a waiting rank is inside its collective (USDT coll_step): the
+ * step it last began, and what it waits for there.  Its sends of that
+ * step not completed: SendWait; none outstanding: RecvWait, the data it
+ * needs to go on has not come.
+ */
+static const char *step_wait(const struct rdt_stuck *s, const struct srank *k)
+{
+	return rank_sends(s, k) ? "SendWait" : "RecvWait";
+}
+
+/*
+ * qps=: the QPs a rank's process waits on, those with sends outstanding
+ * first, then those with receives posted: qpn(send=N,recv=M), four at
+ * most and a count of the rest; "-" when none of its QPs is tracked.
+ */
+static void print_rank_qps(const struct rdt_stuck *s, const struct srank *k,
+			   FILE *o)
+{
+	unsigned int shown = 0, more = 0;
+	bool any = false;
+
+	fprintf(o, " qps=");
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < s->cap; i++) {
+			const struct sqp *q = &s->qps[i];
+
+			if (!q->used || q->dead || q->pid != k->pid ||
+			    q->host != k->host)
+				continue;
+			any = true;
+			if (pass == 0 ? !q->n : q->n || !q->recvs)
+				continue;
+			if (shown == 4) {
+				more++;
+				continue;
+			}
+			fprintf(o, "%s0x%x(send=%u,recv=%" PRIu64 ")",
+				shown++ ? "," : "", q->qpn, q->n, q->recvs);
+		}
+	}
+	if (more)
+		fprintf(o, ",+%u_more", more);
+	else if (!shown)
+		fprintf(o, "%s", any ? "none" : "-");
+}
+
 static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 			uint64_t now, FILE *o)
 {
@@ -1623,6 +1744,9 @@ static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 		else if (k->begun)
 			fprintf(o, " state=waiting seq=%" PRIu64 " age=%.3f",
 				k->seq, ago(now, k->begun));
+		if (k->begun && k->stepped)
+			fprintf(o, " step=%u/%u wait=%s", k->step, k->steps,
+				step_wait(s, k));
 		else
 			fprintf(o, " state=between last_seq=%s%" PRIu64,
 				k->last_seq ? "" : "-",
@@ -1636,6 +1760,7 @@ static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 				fprintf(o, " unpolled_age=%.3f",
 					ago(now, since));
 		}
+		print_rank_qps(s, k, o);
 		print_np_open(k, now, o);
 		if (k->comm_id > 1)
 			fprintf(o, " nccl_comm=0x%" PRIx64, k->comm_id);

@@ -63,8 +63,10 @@
  * 1.13: RDT_EV_VERBS_REQ_NOTIFY (140): a userspace provider's own
  * req_notify_cq, flags as the module's (solicited_only: IB_CQ_SOLICITED,
  * else IB_CQ_NEXT_COMP), dur_ns the call's time.
+ * 1.14: RDT_EV_COLL_STEP (141): a USDT-marked collective's rank began a
+ * step (rdma-ring-allreduce's rdmatrace:coll_step).
  */
-#define RDT_ABI_MINOR		13
+#define RDT_ABI_MINOR		14
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -161,6 +163,7 @@ enum rdt_type {
 	RDT_EV_VERBS_POST_FAIL	= 139,	/* struct rdt_ev_post_fail: ret -errno */
 	/* 1.13: struct rdt_ev_req_notify_cq, at the call's return */
 	RDT_EV_VERBS_REQ_NOTIFY	= 140,
+	RDT_EV_COLL_STEP	= 141,	/* 1.14: USDT: a rank began a step */
 
 	/* 192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first */
 	RDT_EV_NP_COMM_INIT	= 192,	/* profiler init of a communicator */
@@ -662,6 +665,22 @@ struct rdt_ev_coll_mark {
 	__s32	rank;
 	__s32	nranks;
 	__u32	phase;			/* 0: begin, 1: end */
+};
+
+/*
+ * A rank of a USDT-marked collective began step @step of its @steps (it
+ * posted the step's first send): where each rank is, inside a collective
+ * that does not end (--stuck).
+ */
+struct rdt_ev_coll_step {
+	struct rdt_hdr hdr;
+	__u64	seq;
+	__u32	op;			/* as rdt_ev_coll_mark's */
+	__s32	rank;
+	__s32	nranks;
+	__u32	step;
+	__u32	steps;
+	__u32	pad;
 };
 
 /* ---- NCCL profiler plugin (libnccl-profiler-rdmatrace.so) -------------- */

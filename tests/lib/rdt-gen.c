@@ -60,6 +60,13 @@
  *               QP 201 (the third a NAK sequence error) and one
  *               rcvd_seq_err sample (+2) inside: it takes 5.1 ms, and the
  *               next ones begin 5 ms later than above
+ *   -U I[,s]    with -R: collective I never ends: each rank begins it as
+ *               usual and marks steps (RDT_EV_COLL_STEP, 6 steps) 0..3,
+ *               step s at begin + 4 us + s * 20 us, each with a send on
+ *               its QP 1 us later, completed 10 us after; but rank 2
+ *               stops after step 1: its step 1 send completes, or with
+ *               ",s" never does.  No collective follows; the trace ends
+ *               with a COMM record 3 s after the collective began
  *   -g OWN,PEER QPs pair up on the host (100 with 101, 102 with 103, ...:
  *               dest_qpn) and each QP_MODIFY carries GIDs (ABI 1.12): its
  *               own ::ffff:192.0.2.OWN and its peer's ::ffff:192.0.2.PEER.
@@ -244,13 +251,59 @@ static void mark(uint32_t rank, uint64_t seq, uint32_t phase, uint64_t t)
 	m->phase = phase;
 }
 
-static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0)
+static void step_mark(uint32_t rank, uint64_t seq, uint32_t step, uint64_t t)
+{
+	struct rdt_ev_coll_step *m = rec(RDT_EV_COLL_STEP, sizeof(*m), t,
+					 RDT_NO_DEV);
+
+	m->hdr.source = RDT_SRC_BPF;
+	m->hdr.pid = m->hdr.tid = 5000 + rank;
+	m->seq = seq;
+	m->op = 1;
+	m->rank = (__s32)rank;
+	m->nranks = 4;
+	m->step = step;
+	m->steps = 6;
+}
+
+/* -U: collective @i, in which rank 2 stops after its step 1. */
+static void ring_stall(unsigned long i, uint64_t t, bool send_hangs)
+{
+	uint32_t saved = pid;
+
+	for (uint32_t k = 0; k < 4; k++) {
+		uint64_t b = t + 10000 * k;
+
+		mark(k, i, 0, b);
+		for (uint32_t st = 0; st <= (k == 2 ? 1u : 3u); st++) {
+			step_mark(k, i, st, b + 4000 + st * 20000);
+			pid = 5000 + k;
+			post(200 + k, 100 * i + st, 0, b + 5000 + st * 20000,
+			     !(send_hangs && k == 2 && st == 1), 10000);
+			pid = saved;
+		}
+	}
+	{
+		struct rdt_ev_comm *cm = rec(RDT_EV_COMM, sizeof(*cm),
+					     t + 3000000000ull, RDT_NO_DEV);
+
+		snprintf(cm->comm, sizeof(cm->comm), "gen-end");
+	}
+}
+
+static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0,
+		       unsigned long stall, bool send_hangs)
 {
 	uint32_t saved = pid;
 
 	for (unsigned long i = 0; i < n; i++) {
 		/* the ones after a slow one start once it is over */
 		uint64_t t = t0 + i * 1000000 + (i > slow ? 5000000 : 0);
+
+		if (i == stall) {
+			ring_stall(i, t, send_hangs);
+			return;
+		}
 
 		for (uint32_t k = 0; k < 4; k++) {
 			uint64_t b = t + 10000 * k, lat = 50000, end = b + 100000;
@@ -510,7 +563,8 @@ int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
 	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
-	unsigned long ring = 0, slow = ~0ul;
+	unsigned long ring = 0, slow = ~0ul, stall = ~0ul;
+	bool stall_send = false;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
@@ -520,7 +574,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -565,6 +619,16 @@ int main(int argc, char **argv)
 		case 'J': cqes = strtoul(optarg, NULL, 0); break;
 		case 'I': ncclwrs = strtoul(optarg, NULL, 0); break;
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
+		case 'U': {
+			char *e;
+
+			stall = strtoul(optarg, &e, 0);
+			if (!strcmp(e, ",s"))
+				stall_send = true;
+			else if (*e)
+				return 2;
+			break;
+		}
 		default: return 2;
 		}
 	}
@@ -691,7 +755,7 @@ int main(int argc, char **argv)
 	if (ncclwrs)
 		nccl_wrs(ncclwrs, start + 7000000);
 	if (ring)
-		ring_colls(ring, slow, start + 50000000);
+		ring_colls(ring, slow, start + 50000000, stall, stall_send);
 	for (unsigned long i = 0; i < unknown; i++) {
 		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
 

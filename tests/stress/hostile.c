@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	 * RDT_EV_DEVICE_STATE in ABI 1.1, 200 an NCCL plugin record in 1.3):
 	 * checked here, not assumed. */
 	static const uint16_t types[] = { 0, 4, 63, RDT_KMOD_TYPE_LAST + 1, 127,
-					  RDT_EV_VERBS_REQ_NOTIFY + 1, 191, RDT_NP_TYPE_LAST + 1,
+					  RDT_EV_COLL_STEP + 1, 191, RDT_NP_TYPE_LAST + 1,
 					  254, 255,
 					  1000, 0xffff };
 	for (size_t t = 0; t < sizeof(types) / sizeof(*types); t++)

@@ -109,6 +109,12 @@ int allreduce_run(struct rdma_ctx *c, const struct ring *rg, int rank,
 		 * index order, so receives arrive in index order too.
 		 */
 		while (next < total && next < K + recvs_done && inflight < depth) {
+			/* A step begins with its first send: where this rank
+			 * is, for a tracer asking why a collective never ends. */
+			if (next % K == 0)
+				DTRACE_PROBE6(rdmatrace, coll_step, RRA_OP_ALLREDUCE, seq,
+					      (uint32_t)(next / K), (uint32_t)rg->steps,
+					      rank, n);
 			if (post_send(c, rg, rank, right, seq, (uint32_t)(next / K),
 				      (uint32_t)(next % K)))
 				return -1;

@@ -25,7 +25,9 @@ struct coll_stats {
 
 /*
  * Run collective number seq. Fires USDT rdmatrace:coll_begin/coll_end
- * (op=1, bytes, rank, nranks, seq). Adds this collective's counts to *st.
+ * (op=1, bytes, rank, nranks, seq), and rdmatrace:coll_step (op, seq,
+ * step, steps, rank, nranks) as each step's first send is posted. Adds
+ * this collective's counts to *st.
  * Every wait has timeout_ms: returns -1 with a message naming the neighbour
  * on a timeout or an error completion, 0 on success.
  */

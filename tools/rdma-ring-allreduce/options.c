@@ -52,6 +52,8 @@ void options_usage(FILE *f)
 "  (plus RECV_DEPTH receives posted once at setup, outside any collective)\n"
 "USDT: rdmatrace:coll_begin / rdmatrace:coll_end (op=1 allreduce, bytes, rank,\n"
 "nranks, seq); seq counts this rank's collectives from 0, warmup included.\n"
+"rdmatrace:coll_step (op, seq, step, steps, rank, nranks) as a step begins\n"
+"(its first send posted): steps 0..n-2 reduce-scatter, the rest allgather.\n"
 "Exit: 0 ok, 1 runtime failure (timeout, dead peer), 2 usage/setup (missing\n"
 "device, bad GID index), 3 wrong results.\n");
 }

@@ -60,6 +60,7 @@ union rdt_record {
 	struct rdt_ev_rxe_retry		rxe_retry;
 	struct rdt_ev_tcp_retransmit	tcp;
 	struct rdt_ev_coll_mark		coll_mark;
+	struct rdt_ev_coll_step		coll_step;
 	struct rdt_ev_np_comm		np_comm;
 	struct rdt_ev_np_group		np_group;
 	struct rdt_ev_np_api		np_api;
