@@ -35,6 +35,11 @@
  * asleep on their completion channels, trace nothing either): what does
  * is the completions rxe made on its QPs that it has not polled.
  *
+ * NCCL's own WRs, as its profiler plugin sees them (np_net_ib, whose
+ * STOP is the request's completion), are tracked per QP like the others,
+ * keyed by NCCL's device index (not the kernel's: np_qp_dev()); a QP that
+ * --verbs sees too is reported once, in the verbs' view (collect()).
+ *
  * What the port saw while a QP waits: the error counters of its device
  * that moved since its oldest WR was posted (ctr_history.c), beside rxe's
  * retries, NAKs and RNRs.
@@ -137,6 +142,10 @@ struct stnp {
 	uint64_t state_ts;
 	/* proxy step: its op */
 	uint64_t op;
+	/* NCCL's own WR (np_net_ib): the QP it went to, NCCL's device */
+	uint64_t wr_id;
+	uint32_t qpn;
+	int32_t ibdev;
 };
 
 /*
@@ -375,6 +384,9 @@ static inline __attribute__((always_inline)) void qp_who(struct sqp *q, const st
 		snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
 }
 
+static void wr_push(struct rdt_stuck *s, struct sqp *q, uint64_t ts,
+		    uint64_t wr_id, uint64_t len, uint8_t opcode);
+
 static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_post_send *p = &ev->rec.post_send;
@@ -386,6 +398,13 @@ static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s,
 	if (!q)
 		return;
 	qp_who(q, ev);
+	wr_push(s, q, ev->ts, p->wr_id, p->total_len, p->opcode);
+}
+
+/* A send WR posted on @q: the newest of its queue. */
+static void wr_push(struct rdt_stuck *s, struct sqp *q, uint64_t ts,
+		    uint64_t wr_id, uint64_t len, uint8_t opcode)
+{
 	if (q->n == q->cap) {
 		uint32_t cap = q->cap ? q->cap * 2 : 8;
 		struct swr *n;
@@ -406,8 +425,8 @@ static inline __attribute__((always_inline)) void post_send(struct rdt_stuck *s,
 	}
 	if (!q->n)
 		q->retries = q->rnr = q->naks = 0;
-	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ev->ts, p->wr_id,
-		p->total_len, p->opcode };
+	q->q[(q->head + q->n) & (q->cap - 1)] = (struct swr){ ts, wr_id, len,
+		opcode };
 	q->n++;
 }
 
@@ -684,6 +703,11 @@ static void np_start(struct rdt_stuck *s, const struct rdt_event *ev)
 		e->op = ids->parent;
 		e->step = r->np_proxy_step.step;
 		break;
+	case RDT_EV_NP_NET_IB:
+		e->wr_id = r->np_net_ib.wr_id;
+		e->qpn = r->np_net_ib.qpn;
+		e->ibdev = r->np_net_ib.device;
+		break;
 	default:
 		break;
 	}
@@ -703,6 +727,36 @@ static void np_start(struct rdt_stuck *s, const struct rdt_event *ev)
 	c = (struct stnp *)rdt_np_open_coll(&s->np, &e->o);
 	if (c && !c->first)
 		c->first = ev->ts ? ev->ts : 1;
+}
+
+/*
+ * NCCL's WRs are keyed by NCCL's own device index, in a range of device
+ * keys no kernel index takes; RDT_NO_DEV (NCCL's -1) stays its own.
+ */
+static uint32_t np_qp_dev(int32_t ibdev)
+{
+	return 0xffff0000u | ((uint32_t)ibdev & 0xffffu);
+}
+
+static bool is_np_qp_dev(uint32_t dev)
+{
+	return (dev & 0xffff0000u) == 0xffff0000u;
+}
+
+/* NCCL posted a WR (np_net_ib): on its QP's queue, as a verbs post. */
+static void np_wr_post(struct rdt_stuck *s, const struct rdt_event *ev)
+{
+	const struct rdt_ev_np_net_ib *ib = &ev->rec.np_net_ib;
+	struct sqp *q = qp_find(s, ev->host, np_qp_dev(ib->device), ib->qpn,
+				true);
+
+	if (!q)
+		return;
+	qp_who(q, ev);
+	if (!q->devname[0])
+		snprintf(q->devname, sizeof(q->devname), "nccl-ib%d",
+			 ib->device);
+	wr_push(s, q, ev->ts, ib->wr_id, ib->length, (uint8_t)ib->opcode);
 }
 
 /* A proxy step's state: its op's last state. */
@@ -731,6 +785,16 @@ static void np_stop(struct rdt_stuck *s, const struct rdt_event *ev)
 
 	if (!e)
 		return;
+	if (e->type == RDT_EV_NP_NET_IB) {	/* NCCL saw it complete */
+		struct sqp *q = qp_find(s, host, np_qp_dev(e->ibdev), e->qpn,
+					false);
+
+		if (q) {
+			q->last_cqe = ev->ts;
+			if (q->n)
+				send_done(q, e->wr_id);
+		}
+	}
 	coll = e->o.coll;
 	rdt_np_open_stop(&s->np, &e->o, ev->ts);
 	/* Entries move on a stop: the collective looked up again. */
@@ -1032,6 +1096,10 @@ static void stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 	case RDT_EV_NP_PROXY_STEP:
 		np_start(s, ev);
 		break;
+	case RDT_EV_NP_NET_IB:
+		np_start(s, ev);
+		np_wr_post(s, ev);
+		break;
 	case RDT_EV_NP_STATE:
 		np_state(s, ev);
 		break;
@@ -1169,6 +1237,21 @@ static int hit_cmp(const void *a, const void *b)
 	return x->age < y->age ? 1 : x->age > y->age ? -1 : 0;
 }
 
+/* A QP of NCCL's plugin view that a kernel device's view (--verbs, the
+ * module) has too: same host, process and QPN. */
+static bool seen_by_verbs(const struct rdt_stuck *s, const struct sqp *q)
+{
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *p = &s->qps[i];
+
+		if (p->used && !p->dead && p->qpn == q->qpn &&
+		    p->host == q->host && p->pid == q->pid &&
+		    !is_np_qp_dev(p->dev))
+			return true;
+	}
+	return false;
+}
+
 /* The QPs with a send outstanding for at least @min at @now, oldest
  * first; *n their number.  NULL with *n 0 when none (or no memory). */
 static struct hit *collect(struct rdt_stuck *s, uint64_t now, uint64_t min,
@@ -1184,6 +1267,8 @@ static struct hit *collect(struct rdt_stuck *s, uint64_t now, uint64_t min,
 		if (!q->used || q->dead || !(ts = waits_since(q)))
 			continue;
 		if (now < ts || now - ts < min)
+			continue;
+		if (is_np_qp_dev(q->dev) && seen_by_verbs(s, q))
 			continue;
 		if (k == cap) {
 			struct hit *t = realloc(v, (cap = cap ? 2 * cap : 16) *

@@ -42,7 +42,10 @@
  *               completion) and by --verbs (VERBS_POST_SEND 200 ns after
  *               the plugin's start, VERBS_WC 300 ns before its stop),
  *               every 10 us from start + 7 ms; WR i completes after
- *               5000 + (i % 10) * 100 ns (plugin start -> stop)
+ *               5000 + (i % 10) * 100 ns (plugin start -> stop).
+ *               -I N,s: the last WR never completes (no WC, no STOP), and
+ *               the trace ends 3 s after it; -I N,p: the plugin's view
+ *               only (no --verbs records); both: -I N,s,p
  *   -J N        rxe's CQEs too (the BPF --rxe source): each send's
  *               completion is also an RDT_EV_RXE_CQE half-way between its
  *               post and its poll, and every send of a QP has wr_id 7 (as
@@ -196,13 +199,13 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 }
 
 /* -I: see the usage above. */
-static void nccl_wrs(unsigned long n, uint64_t t0)
+static void nccl_wrs(unsigned long n, uint64_t t0, bool last_hangs,
+		     bool plugin_only)
 {
 	for (unsigned long i = 0; i < n; i++) {
 		uint64_t t = t0 + i * 10000, lat = 5000 + (i % 10) * 100;
+		bool hangs = last_hangs && i == n - 1;
 		struct rdt_ev_np_net_ib *ib = rec(RDT_EV_NP_NET_IB, sizeof(*ib), t, RDT_NO_DEV);
-		struct rdt_ev_post_send *p;
-		struct rdt_ev_poll_cq_wc *w;
 		struct rdt_ev_np_stop *st;
 
 		ib->hdr.source = RDT_SRC_NCCL_PLUGIN;
@@ -212,21 +215,36 @@ static void nccl_wrs(unsigned long n, uint64_t t0)
 		ib->wr_id = 0x9000 + i % 4;
 		ib->length = 65536;
 		ib->qpn = 300;
-		ib->opcode = 4;		/* IBV_WR_RDMA_WRITE_WITH_IMM */
+		ib->opcode = 1;		/* IBV_WR_RDMA_WRITE_WITH_IMM */
 		ib->ib_type = 1;
-		p = rec(RDT_EV_VERBS_POST_SEND, sizeof(*p), t + 200, 0);
-		p->hdr.source = RDT_SRC_VERBS;
-		p->qpn = 300;
-		p->wr_id = 0x9000 + i % 4;
-		p->opcode = 1;		/* IB_WR_RDMA_WRITE_WITH_IMM */
-		p->total_len = 65536;
-		p->num_sge = 1;
-		p->send_flags = 2;
-		w = rec(RDT_EV_VERBS_WC, sizeof(*w), t + lat - 300, 0);
-		w->hdr.source = RDT_SRC_VERBS;
-		w->qpn = 300;
-		w->wr_id = 0x9000 + i % 4;
-		w->cq_id = 3;
+		if (!plugin_only) {
+			struct rdt_ev_post_send *p =
+				rec(RDT_EV_VERBS_POST_SEND, sizeof(*p), t + 200, 0);
+
+			p->hdr.source = RDT_SRC_VERBS;
+			p->qpn = 300;
+			p->wr_id = 0x9000 + i % 4;
+			p->opcode = 1;		/* IB_WR_RDMA_WRITE_WITH_IMM */
+			p->total_len = 65536;
+			p->num_sge = 1;
+			p->send_flags = 2;
+		}
+		if (!plugin_only && !hangs) {
+			struct rdt_ev_poll_cq_wc *w =
+				rec(RDT_EV_VERBS_WC, sizeof(*w), t + lat - 300, 0);
+
+			w->hdr.source = RDT_SRC_VERBS;
+			w->qpn = 300;
+			w->wr_id = 0x9000 + i % 4;
+			w->cq_id = 3;
+		}
+		if (hangs) {	/* the trace goes on 3 s, the WR never done */
+			struct rdt_ev_comm *cm = rec(RDT_EV_COMM, sizeof(*cm),
+						     t + 3000000000ull, RDT_NO_DEV);
+
+			snprintf(cm->comm, sizeof(cm->comm), "gen-end");
+			break;
+		}
 		st = rec(RDT_EV_NP_STOP, sizeof(*st), t + lat, RDT_NO_DEV);
 		st->hdr.source = RDT_SRC_NCCL_PLUGIN;
 		st->ids.id = 0x7000 + i;
@@ -564,7 +582,7 @@ int main(int argc, char **argv)
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
 	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
 	unsigned long ring = 0, slow = ~0ul, stall = ~0ul;
-	bool stall_send = false;
+	bool stall_send = false, nccl_hang = false, nccl_plugin_only = false;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
 	struct rdt_file_hdr fh;
@@ -617,7 +635,20 @@ int main(int argc, char **argv)
 			break;
 		case 'R': ring = strtoul(optarg, NULL, 0); break;
 		case 'J': cqes = strtoul(optarg, NULL, 0); break;
-		case 'I': ncclwrs = strtoul(optarg, NULL, 0); break;
+		case 'I': {
+			char *e;
+
+			ncclwrs = strtoul(optarg, &e, 0);
+			for (; *e; e += 2) {
+				if (!strncmp(e, ",s", 2))
+					nccl_hang = true;
+				else if (!strncmp(e, ",p", 2))
+					nccl_plugin_only = true;
+				else
+					return 2;
+			}
+			break;
+		}
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
 		case 'U': {
 			char *e;
@@ -753,7 +784,7 @@ int main(int argc, char **argv)
 	if (npolls)
 		polls(npolls, start + 5000000);
 	if (ncclwrs)
-		nccl_wrs(ncclwrs, start + 7000000);
+		nccl_wrs(ncclwrs, start + 7000000, nccl_hang, nccl_plugin_only);
 	if (ring)
 		ring_colls(ring, slow, start + 50000000, stall, stall_send);
 	for (unsigned long i = 0; i < unknown; i++) {

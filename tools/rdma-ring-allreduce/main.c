@@ -213,7 +213,7 @@ static int rank_main(struct options *o)
 	size_t maxcount = o->maxbytes / sizeof(float);
 
 	rra_log_rank = o->rank;
-	if (rdma_open(&s.rd, o->dev, o->port, o->gid_idx)) {
+	if (rdma_open(&s.rd, options_dev(o, o->rank), o->port, o->gid_idx)) {
 		rdma_close(&s.rd);
 		return RRA_EXIT_USAGE;
 	}
@@ -297,11 +297,11 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!o.launch)
 		return rank_main(&o);
-	/* Check the device once here, so a missing one is one clear message. */
-	{
+	/* Check each device once here, so a missing one is one clear message. */
+	for (int i = 0; i < (o.ndevs ? o.ndevs : 1); i++) {
 		struct rdma_ctx c;
 
-		rc = rdma_open(&c, o.dev, o.port, o.gid_idx);
+		rc = rdma_open(&c, options_dev(&o, i), o.port, o.gid_idx);
 		rdma_close(&c);
 		if (rc)
 			return RRA_EXIT_USAGE;

@@ -33,7 +33,8 @@ void options_usage(FILE *f)
 "  -b MINBYTES (8)  -e MAXBYTES (1M)  -f FACTOR (2)  -i STEPBYTES (0: use -f)\n"
 "  -n ITERS (20)  -w WARMUP_ITERS (5)\n"
 "Verbs:\n"
-"  -d DEVICE (first device)  -p PORT (1)  -g GID_INDEX (RoCEv2 IPv4 if any)\n"
+"  -d DEVICE[,DEVICE...] (first device; a list: rank r opens the (r mod count)th)\n"
+"  -p PORT (1)  -g GID_INDEX (RoCEv2 IPv4 if any)\n"
 "  -C CHUNK_BYTES (256K)  -q SEND_DEPTH (64 WRs in flight)  -r RECV_DEPTH (256)\n"
 "  -s SPIN_US (0): busy-poll the CQ this long before sleeping on its channel\n"
 "  -t TIMEOUT_S (10): bound on every wait (CQ, socket); a dead peer fails the\n"
@@ -89,6 +90,11 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 	return 0;
 }
 
+const char *options_dev(const struct options *o, int rank)
+{
+	return o->ndevs ? o->devs[(rank < 0 ? 0 : rank) % o->ndevs] : o->dev;
+}
+
 int options_parse(struct options *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -134,7 +140,29 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case 'n': if (parse_int(optarg, 1, 1 << 30, &o->iters)) goto bad; break;
 		case 'w': if (parse_int(optarg, 0, 1 << 30, &o->warmup)) goto bad; break;
-		case 'd': o->dev = optarg; break;
+		case 'd': {
+			char *p, *save = NULL;
+
+			if (strlen(optarg) >= sizeof(o->devlist)) {
+				rra_err("-d: device list too long");
+				return -1;
+			}
+			strcpy(o->devlist, optarg);
+			o->ndevs = 0;
+			for (p = strtok_r(o->devlist, ",", &save); p;
+			     p = strtok_r(NULL, ",", &save)) {
+				if (o->ndevs == (int)(sizeof(o->devs) / sizeof(o->devs[0]))) {
+					rra_err("-d: at most %zu devices",
+						sizeof(o->devs) / sizeof(o->devs[0]));
+					return -1;
+				}
+				o->devs[o->ndevs++] = p;
+			}
+			if (!o->ndevs)
+				goto bad;
+			o->dev = o->devs[0];
+			break;
+		}
 		case 'g': if (parse_int(optarg, 0, 1 << 16, &o->gid_idx)) goto bad; break;
 		case 'p': if (parse_int(optarg, 1, 255, &o->port)) goto bad; break;
 		case 't': if (parse_int(optarg, 1, 3600, &o->timeout_s)) goto bad; break;

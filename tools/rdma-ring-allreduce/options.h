@@ -13,6 +13,11 @@ struct options {
 	size_t stepbytes;		/* -i (0: use -f) */
 	int iters, warmup;		/* -n -w */
 	const char *dev;		/* -d (NULL: first device) */
+	/* -d A,B,...: rank r opens devs[r % ndevs] (ranks on two rxe
+	 * devices of a veth pair: their packets cross a netdev) */
+	char devlist[256];
+	const char *devs[8];
+	int ndevs;
 	int gid_idx;			/* -g (-1: pick) */
 	int port;			/* -p */
 	int timeout_s;			/* -t */
@@ -28,6 +33,9 @@ struct options {
 	int die_rank;			/* --die RANK:SEQ (test aid) */
 	uint64_t die_seq;
 };
+
+/* The device rank @rank opens (NULL: the first device). */
+const char *options_dev(const struct options *o, int rank);
 
 /* Returns 0, 1 for --help (printed), or -1 (message printed). */
 int options_parse(struct options *o, int argc, char **argv);
