@@ -498,12 +498,20 @@ static bool op_sum(struct slow_op *o, struct op_sum *x)
 	return true;
 }
 
+/* Over 3x the median, or at the p99 (when that is above the median):
+ * a tail that is slow but not 3x is still where a job loses its time. */
+static bool slow_tail(const struct slow_group *g, const struct op_sum *x)
+{
+	return group_dur(g) >= x->p99 && group_dur(g) > x->median &&
+	       group_dur(g) <= 3 * x->median;
+}
+
 static bool slow_one(const struct slow_group *g, const struct op_sum *x,
 		     const struct slow_op *op)
 {
 	return !strncmp(g->name, op->name, sizeof(g->name)) &&
 	       g->bytes == op->size && (g->comm != 0) == op->elements &&
-	       x->median && group_dur(g) > 3 * x->median;
+	       x->median && (group_dur(g) > 3 * x->median || slow_tail(g, x));
 }
 
 void rdt_slow_print(struct rdt_slow *s, FILE *o)
@@ -531,10 +539,11 @@ void rdt_slow_print(struct rdt_slow *s, FILE *o)
 			if (!slow_one(g, &x, op))
 				continue;
 			shown++;
-			fprintf(o, "  seq=%" PRIu64 " dur=%.3f ms (%.1fx median) ranks=%u/%d"
+			fprintf(o, "  seq=%" PRIu64 " dur=%.3f ms (%.1fx median%s) ranks=%u/%d"
 				" last_rank=%d (began %.3f ms after rank %d, host %u)",
 				g->seq, group_dur(g) / 1e6,
-				(double)group_dur(g) / (double)x.median, g->begun,
+				(double)group_dur(g) / (double)x.median,
+				slow_tail(g, &x) ? ", at the p99" : "", g->begun,
 				g->nranks, g->last_rank,
 				(g->last_begin - g->first_begin) / 1e6,
 				g->first_rank, g->last_host);
@@ -595,11 +604,13 @@ void rdt_slow_print_json(struct rdt_slow *s, FILE *o)
 			if (!slow_one(g, &x, op))
 				continue;
 			fprintf(o, "%s{\"seq\":%" PRIu64 ",\"dur_ns\":%" PRIu64
+				",\"why\":\"%s\""
 				",\"ranks_begun\":%u,\"ranks_ended\":%u,\"nranks\":%d"
 				",\"first_rank\":%d,\"last_rank\":%d,\"last_host\":%u,\"last_lag_ns\":%" PRIu64
 				",\"nccl_comm\":%" PRIu64
 				",\"retries\":%" PRIu64 ",\"rnr\":%" PRIu64, sep2, g->seq,
-				group_dur(g), g->begun, g->ended, g->nranks,
+				group_dur(g), slow_tail(g, &x) ? "p99" : "over_3x_median",
+				g->begun, g->ended, g->nranks,
 				g->first_rank, g->last_rank, g->last_host,
 				g->last_begin - g->first_begin, g->comm, g->retries, g->rnr);
 			if (g->wr.lat)

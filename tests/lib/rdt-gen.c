@@ -63,6 +63,9 @@
  *               QP 201 (the third a NAK sequence error) and one
  *               rcvd_seq_err sample (+2) inside: it takes 5.1 ms, and the
  *               next ones begin 5 ms later than above
+ *   -z I        with -R: collective I is slow but not 3x: rank 1's send
+ *               takes 170 us and rank 1 ends 20 us after its completion:
+ *               it takes 205 us (the others 130 us)
  *   -U I[,s]    with -R: collective I never ends: each rank begins it as
  *               usual and marks steps (RDT_EV_COLL_STEP, 6 steps) 0..3,
  *               step s at begin + 4 us + s * 20 us, each with a send on
@@ -310,7 +313,7 @@ static void ring_stall(unsigned long i, uint64_t t, bool send_hangs)
 }
 
 static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0,
-		       unsigned long stall, bool send_hangs)
+		       unsigned long stall, bool send_hangs, unsigned long mild)
 {
 	uint32_t saved = pid;
 
@@ -332,6 +335,10 @@ static void ring_colls(unsigned long n, unsigned long slow, uint64_t t0,
 			}
 			if (i == slow && k == 1) {
 				lat = 4000000;
+				end = b + 5000 + lat + 20000;
+			}
+			if (i == mild && k == 1) {
+				lat = 170000;
 				end = b + 5000 + lat + 20000;
 			}
 			mark(k, i, 0, b);
@@ -581,7 +588,7 @@ int main(int argc, char **argv)
 {
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
 	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
-	unsigned long ring = 0, slow = ~0ul, stall = ~0ul;
+	unsigned long ring = 0, slow = ~0ul, stall = ~0ul, mild = ~0ul;
 	bool stall_send = false, nccl_hang = false, nccl_plugin_only = false;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
@@ -592,7 +599,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -650,6 +657,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'Z': slow = strtoul(optarg, NULL, 0); break;
+		case 'z': mild = strtoul(optarg, NULL, 0); break;
 		case 'U': {
 			char *e;
 
@@ -786,7 +794,7 @@ int main(int argc, char **argv)
 	if (ncclwrs)
 		nccl_wrs(ncclwrs, start + 7000000, nccl_hang, nccl_plugin_only);
 	if (ring)
-		ring_colls(ring, slow, start + 50000000, stall, stall_send);
+		ring_colls(ring, slow, start + 50000000, stall, stall_send, mild);
 	for (unsigned long i = 0; i < unknown; i++) {
 		struct rdt_hdr *h = rec(RDT_EV_MAX, 40, start + 500 + i, RDT_NO_DEV);
 
