@@ -183,6 +183,7 @@ struct srank {
 	uint64_t last_seq;	/* the last one ended, +1 (0: none yet) */
 	bool reported;
 	uint64_t reported_seq;
+	char pstate;		/* abandon_exited()'s scratch */
 };
 
 struct rdt_stuck {
@@ -209,6 +210,7 @@ struct rdt_stuck {
 	void *emit_ctx;
 	uint64_t since;		/* when it was first seen stuck */
 	uint64_t episodes;
+	size_t exited;		/* ranks abandoned since the last report */
 };
 
 RDT_EXPORT struct rdt_stuck *rdt_stuck_new(uint64_t limit_ns)
@@ -1621,6 +1623,34 @@ static uint64_t rank_sends(const struct rdt_stuck *s, const struct srank *k)
 	return n;
 }
 
+/* "; it waits for its send WR ... on QP ...": the oldest send outstanding
+ * on a rank's process's QPs, if any, with rxe's retries of it.  False when
+ * it has none. */
+static bool print_oldest_send(const struct rdt_stuck *s, const struct srank *k,
+			      uint64_t now, FILE *o)
+{
+	const struct sqp *old = NULL;
+	const char *op;
+
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *q = &s->qps[i];
+
+		if (q->used && !q->dead && q->n && q->pid == k->pid &&
+		    q->host == k->host &&
+		    (!old || q->q[q->head].ts < old->q[old->head].ts))
+			old = q;
+	}
+	if (!old)
+		return false;
+	op = rdt_wr_opcode_name(old->q[old->head].opcode);
+	fprintf(o, "; it waits for its %s wr_id=0x%" PRIx64 " on QP 0x%x, posted %.1f s ago",
+		op ? op : "WR", old->q[old->head].wr_id, old->qpn,
+		ago(now, old->q[old->head].ts));
+	if (old->retries || old->rnr)
+		fprintf(o, ", rxe retried %" PRIu64 " times since", old->retries + old->rnr);
+	return true;
+}
+
 static uint64_t position(const struct srank *k)
 {
 	return k->begun ? k->seq : k->last_seq;
@@ -1709,12 +1739,17 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 		fprintf(o, "rank %d (pid %u %s) has not polled %" PRIu64 " completions rxe made %.1f s ago: that process is stopped, or busy outside RDMA",
 			np->rank, np->pid, *np->comm ? np->comm : "-", np_n,
 			secs(now - np_since));
-	else if (late)
-		fprintf(o, "rank %d (pid %u %s) is behind: %s %s seq %" PRIu64 " while another rank is at seq %" PRIu64 "; it has traced nothing for %.1f s",
+	else if (late) {
+		fprintf(o, "rank %d (pid %u %s) is behind: %s %s seq %" PRIu64 " while another rank is at seq %" PRIu64,
 			late->rank, late->pid, *late->comm ? late->comm : "-",
 			late->begun ? "still in" : "has not begun",
-			coll_op(w), position(late), front,
-			secs(quiet(s, late, now)));
+			coll_op(w), position(late), front);
+		/* Behind because its sends do not complete (a lossy link,
+		 * its peer gone), or because it does not run. */
+		if (!print_oldest_send(s, late, now, o))
+			fprintf(o, "; it has traced nothing for %.1f s",
+				secs(quiet(s, late, now)));
+	}
 	else if (lag && step_front > lag->step && rank_sends(s, lag))
 		fprintf(o, "rank %d (pid %u %s) is furthest behind in %s seq %" PRIu64 ": at step %u of %u while another rank is at step %u; its step %u sends have not completed (SendWait): the link to its peer, or the peer, does not answer",
 			lag->rank, lag->pid, *lag->comm ? lag->comm : "-",
@@ -2015,6 +2050,46 @@ static void emit_moving(struct rdt_stuck *s, uint64_t now)
 	emit(s, RDT_EV_UNSTUCK, RDT_STUCK_CAUSE, 0, now, &k);
 }
 
+/*
+ * Live: a job whose every waiting rank's process has exited (/proc) waits
+ * for nothing any more.  Its collectives are dropped once reported, so the
+ * episode ends; while one of its ranks still waits, the exited ones stay
+ * (they are why it waits).
+ */
+static void abandon_exited(struct rdt_stuck *s, uint64_t now)
+{
+	if (!s->procs)
+		return;
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+
+		k->pstate = coll_waiting(k, now, s->limit) && k->reported ?
+			    proc_state(s, k) : '?';
+	}
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+		bool alive = false;
+
+		if (k->pstate != 0)
+			continue;
+		for (size_t j = 0; j < s->nranks && !alive; j++)
+			alive = s->ranks[j].begun && same_job(&s->ranks[j], k) &&
+				s->ranks[j].pstate != 0;
+		if (alive)
+			continue;
+		for (size_t j = 0; j < s->nranks; j++) {
+			struct srank *w = &s->ranks[j];
+
+			if (w->begun && same_job(w, k) && w->pstate == 0) {
+				w->begun = 0;
+				w->stepped = false;
+				w->pstate = '?';
+				s->exited++;
+			}
+		}
+	}
+}
+
 RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			       uint64_t now, FILE *o)
 {
@@ -2023,6 +2098,7 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 	bool changed = false;
 
 	refresh(s, now);
+	abandon_exited(s, now);
 	v = collect(s, now, s->limit, &n);
 
 	/* The picture changed: a QP newly stuck, or its oldest WR another. */
@@ -2096,8 +2172,13 @@ RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,
 			v[i].q->reported_wr_ts = waits_since(v[i].q);
 		}
 	} else if (!n && !nc && s->stuck) {
-		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s)\n",
+		fprintf(o, "stuck: moving at %.3f: no send WR outstanding and no collective open over %.1f s (stuck for %.1f s",
 			secs(now), secs(s->limit), secs(now - s->since));
+		if (s->exited)
+			fprintf(o, "; the waiting ranks' %zu processes exited",
+				s->exited);
+		fprintf(o, ")\n");
+		s->exited = 0;
 		fflush(o);
 		if (s->emit)
 			emit_moving(s, now);

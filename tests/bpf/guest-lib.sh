@@ -89,9 +89,10 @@ rxe_veth_pair() {
 
 # start_dump ARGS...: rdmatrace-dump -f ARGS to $T/trace.json and the
 # binary $T/trace.rdt, attached; without the module's relay source unless
-# DUMP_RELAY says otherwise (an option of rdmatrace-dump, or nothing).
+# DUMP_RELAY says otherwise (an option of rdmatrace-dump, or nothing), and
+# without the port counters unless DUMP_COUNTERS does (--counters=MS).
 start_dump() {
-	"$DUMP" -f ${DUMP_RELAY---no-relay} --no-nccl-plugin --no-counters -o "$T/trace.rdt" \
+	"$DUMP" -f ${DUMP_RELAY---no-relay} --no-nccl-plugin ${DUMP_COUNTERS---no-counters} -o "$T/trace.rdt" \
 		-F json -w "$T/trace.json" "$@" 2>"$T/status" &
 	TRACER=$!
 	for _ in $(seq 600); do

@@ -222,6 +222,8 @@ static int rank_main(struct options *o)
 		o->chunk_bytes = s.rd.max_msg - s.rd.max_msg % sizeof(float);
 	}
 	s.rd.spin_us = o->spin_us;
+	s.rd.qp_timeout = o->qp_timeout;
+	s.rd.retry_cnt = o->retry_cnt;
 	if (oob_open(&s.oob, o->oob, s.rank, s.n, s.timeout_ms))
 		goto out;
 	if (rdma_alloc(&s.rd, maxcount, ring_scratch_elems(s.n, maxcount), o->depth, o->rq_depth))

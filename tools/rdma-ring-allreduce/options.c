@@ -39,6 +39,9 @@ void options_usage(FILE *f)
 "  -s SPIN_US (0): busy-poll the CQ this long before sleeping on its channel\n"
 "  -t TIMEOUT_S (10): bound on every wait (CQ, socket); a dead peer fails the\n"
 "                     run within it\n"
+"  --qp-timeout N (14: 4.096 us * 2^N per try)  --retry-cnt N (6; 7 retries\n"
+"                     for ever on rxe, as NCCL_IB_RETRY_CNT=7): the RC QPs'\n"
+"                     transport retries, so that a lossy link can be ridden out\n"
 "  -v  per-size WR counts of every rank      --die RANK:SEQ  test aid: that rank\n"
 "                                            kills itself before collective SEQ\n"
 "\n"
@@ -104,6 +107,8 @@ int options_parse(struct options *o, int argc, char **argv)
 		{ "oob", required_argument, NULL, 'O' },
 		{ "first-rank", required_argument, NULL, 'F' },
 		{ "die", required_argument, NULL, 'D' },
+		{ "qp-timeout", required_argument, NULL, 'T' },
+		{ "retry-cnt", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ 0 }
@@ -120,6 +125,8 @@ int options_parse(struct options *o, int argc, char **argv)
 	o->gid_idx = -1;
 	o->port = 1;
 	o->timeout_s = 10;
+	o->qp_timeout = 14;
+	o->retry_cnt = 6;
 	o->chunk_bytes = 256 << 10;
 	o->depth = 64;
 	o->rq_depth = 256;
@@ -182,6 +189,8 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->die_seq = seq;
 			break;
 		}
+		case 'T': if (parse_int(optarg, 1, 31, &o->qp_timeout)) goto bad; break;
+		case 'Y': if (parse_int(optarg, 0, 7, &o->retry_cnt)) goto bad; break;
 		case 'v': o->verbose++; break;
 		case 'h': options_usage(stdout); return 1;
 		default: options_usage(stderr); return -1;
@@ -249,9 +258,10 @@ int options_parse(struct options *o, int argc, char **argv)
 bad:
 	if (c == 'N' || c == 'Z')
 		rra_err("bad rank count '%s': 2..%d ranks", optarg, RING_MAX_RANKS);
-	else if (c == 'R' || c == 'D' || c == 'F')
+	else if (c == 'R' || c == 'D' || c == 'F' || c == 'T' || c == 'Y')
 		rra_err("bad value '%s' for --%s (see --help)", optarg,
-			c == 'R' ? "rank" : c == 'D' ? "die" : "first-rank");
+			c == 'R' ? "rank" : c == 'D' ? "die" : c == 'T' ? "qp-timeout" :
+			c == 'Y' ? "retry-cnt" : "first-rank");
 	else
 		rra_err("bad value '%s' for -%c (see --help)", optarg, c);
 	return -1;

@@ -25,6 +25,7 @@ struct options {
 	uint32_t depth;			/* -q: send WRs in flight */
 	uint32_t rq_depth;		/* receives kept posted */
 	uint32_t spin_us;		/* -s: busy-poll before sleeping */
+	int qp_timeout, retry_cnt;	/* --qp-timeout --retry-cnt */
 	int launch;			/* -N: fork this many local ranks */
 	int first_rank;			/* -N: the first local rank (--first-rank) */
 	int rank, nranks;		/* --rank --nranks (-N: all ranks) */

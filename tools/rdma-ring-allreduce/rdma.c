@@ -319,10 +319,11 @@ static int to_rts(struct rdma_ctx *c, struct ibv_qp *qp, const struct rdma_info 
 	 * which would leave only our CQ deadline to notice.  rnr_retry 7
 	 * (infinite) because a receiver that is merely slow to re-post must
 	 * not fail the run; a dead receiver is caught by the retry count or
-	 * by our CQ deadline.
+	 * by our CQ deadline.  --qp-timeout and --retry-cnt change both, to
+	 * ride out a lossy link (tests/bpf/stuck-ring.test: 7, for ever).
 	 */
-	a.timeout = 14;
-	a.retry_cnt = 6;
+	a.timeout = (uint8_t)c->qp_timeout;
+	a.retry_cnt = (uint8_t)c->retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |

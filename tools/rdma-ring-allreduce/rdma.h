@@ -44,6 +44,7 @@ struct rdma_ctx {
 	struct ibv_cq *cq;
 	int cq_armed;
 	uint32_t spin_us;	/* busy-poll this long before sleeping */
+	int qp_timeout, retry_cnt;	/* the RC QPs' (rdma_connect) */
 	unsigned cq_unacked;
 	struct ibv_qp *qp_send, *qp_recv;
 	struct ibv_mr *mr_send, *mr_recv, *mr_scratch;
