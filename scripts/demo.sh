@@ -15,8 +15,9 @@
 # guest writes there), KERNEL or DEMO_KERNEL (debian-6.1; make demo
 # KERNEL=mainline: Linux 7.2), DEMO_TIMEOUT (900 s).
 # HOSTS=2 (make demo HOSTS=2): the two-host demo, scripts/demo-2hosts.sh.
-# HANG=1 (make demo HANG=1): the wire cut under the two-host ring and the
-# --stuck reports, scripts/demo-hang.sh.
+# HANG=1 (make demo HANG=1): the ring with one rank's link lossy and the
+# live --stuck reports, scripts/demo-hang.sh (HANG=1 HOSTS=2: the wire cut
+# under the two-host ring, scripts/demo-hang-2hosts.sh).
 set -u
 [ "${HANG:-0}" = 0 ] || exec "$(dirname "$0")/demo-hang.sh" "$@"
 case ${HOSTS:-1} in

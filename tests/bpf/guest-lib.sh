@@ -45,46 +45,13 @@ preemptible() {
 	esac
 }
 
-# rxe_veth_pair: rxe devices rxa and rxb on the two ends of a veth pair,
-# rva (10.99.0.1) and rvb (10.99.0.2), their RoCE v2 GID indexes in $ga
-# and $gb.  rxe short-circuits traffic between local GIDs, so policy
-# routing sends their packets out through the veth (not lo), where netem
-# can drop them.
+# rxe_veth_pair: rxe devices rxa and rxb on the two ends of a veth pair
+# (rdt-rdma-up veth: rva 10.99.0.1, rvb 10.99.0.2, routed through it so
+# netem can drop their packets), their RoCE v2 GID indexes in $ga and $gb.
 rxe_veth_pair() {
-	modprobe -q crc32_generic; modprobe -q rdma_rxe; modprobe -q ib_uverbs; modprobe -q veth
-	modprobe -q sch_netem
-	ip link add rva type veth peer name rvb || fail "veth"
-	ip addr add 10.99.0.1/32 dev rva; ip addr add 10.99.0.2/32 dev rvb
-	ip link set rva up; ip link set rvb up
-	for d in all rva rvb; do
-		sysctl -qw net.ipv4.conf.$d.accept_local=1 net.ipv4.conf.$d.rp_filter=0 || true
-	done
-	sysctl -qw net.ipv4.conf.default.rp_filter=0 || true
-	# Locally generated packets (iif lo) between the two addresses leave
-	# through the veth; packets arriving on the veth are delivered locally.
-	ip route add 10.99.0.2/32 dev rva table 100
-	ip route add 10.99.0.1/32 dev rvb table 101
-	ip rule add pref 10 from 10.99.0.1 to 10.99.0.2 iif lo lookup 100
-	ip rule add pref 11 from 10.99.0.2 to 10.99.0.1 iif lo lookup 101
-	ip neigh replace 10.99.0.2 lladdr "$(cat /sys/class/net/rvb/address)" dev rva nud permanent
-	ip neigh replace 10.99.0.1 lladdr "$(cat /sys/class/net/rva/address)" dev rvb nud permanent
-	rdma link add rxa type rxe netdev rva || fail "rxe on rva"
-	rdma link add rxb type rxe netdev rvb || fail "rxe on rvb"
-	gid() { # the RoCE v2 GID index of IPv4 address $2 on $1
-		hex=$(echo "$2" | awk -F. '{ printf "%02x%02x:%02x%02x", $1, $2, $3, $4 }')
-		for _ in $(seq 20); do
-			for i in $(seq 0 15); do
-				[ "$(cat /sys/class/infiniband/$1/ports/1/gids/$i 2>/dev/null)" = \
-				  "0000:0000:0000:0000:0000:ffff:$hex" ] &&
-				[ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i)" = "RoCE v2" ] &&
-				{ echo $i; return; }
-			done
-			sleep 0.5
-		done
-		return 1
-	}
-	ga=$(gid rxa 10.99.0.1) || fail "no GID on rxa"
-	gb=$(gid rxb 10.99.0.2) || fail "no GID on rxb"
+	rdt-rdma-up veth || fail "rdt-rdma-up veth"
+	. /run/rdt-rdma.env
+	ga=$RXA_GID gb=$RXB_GID
 }
 
 # start_dump ARGS...: rdmatrace-dump -f ARGS to $T/trace.json and the
