@@ -15,24 +15,32 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* USDT argument @i of the probe, 0 where it cannot be read. */
+static __always_inline long uarg(struct pt_regs *ctx, __u64 i)
+{
+	long v = 0;
+
+	bpf_usdt_arg(ctx, i, &v);
+	return v;
+}
+
+/*
+ * The record is reserved first and each argument read straight into it:
+ * one stack slot, where six locals made a 64-byte frame that 7.2 gives a
+ * private stack (tests/bpf/stack-depth.test).
+ */
 static __always_inline void mark(struct pt_regs *ctx, __u32 phase)
 {
 	struct rdt_ev_coll_mark *e;
-	long op = 0, bytes = 0, rank = 0, nranks = 0, seq = 0;
 
-	bpf_usdt_arg(ctx, 0, &op);
-	bpf_usdt_arg(ctx, 1, &bytes);
-	bpf_usdt_arg(ctx, 2, &rank);
-	bpf_usdt_arg(ctx, 3, &nranks);
-	bpf_usdt_arg(ctx, 4, &seq);
 	e = RDT_RESERVE(RDT_EV_COLL_MARK, struct rdt_ev_coll_mark, bpf_ktime_get_ns(), RDT_NO_DEV);
 	if (!e)
 		return;
-	e->op = op;
-	e->bytes = bytes;
-	e->rank = rank;
-	e->nranks = nranks;
-	e->seq = seq;
+	e->op = uarg(ctx, 0);
+	e->bytes = uarg(ctx, 1);
+	e->rank = uarg(ctx, 2);
+	e->nranks = uarg(ctx, 3);
+	e->seq = uarg(ctx, 4);
 	e->phase = phase;
 	rdt_submit(e);
 }
@@ -55,31 +63,16 @@ SEC("usdt")
 int coll_step(struct pt_regs *ctx)
 {
 	struct rdt_ev_coll_step *e;
-	long v = 0;
 
-	/* One argument at a time through one slot: six locals made a
-	 * 64-byte frame, which 7.2 gives a private stack
-	 * (tests/bpf/stack-depth.test). */
 	e = RDT_RESERVE(RDT_EV_COLL_STEP, struct rdt_ev_coll_step, bpf_ktime_get_ns(), RDT_NO_DEV);
 	if (!e)
 		return 0;
-	bpf_usdt_arg(ctx, 0, &v);
-	e->op = v;
-	v = 0;
-	bpf_usdt_arg(ctx, 1, &v);
-	e->seq = v;
-	v = 0;
-	bpf_usdt_arg(ctx, 2, &v);
-	e->step = v;
-	v = 0;
-	bpf_usdt_arg(ctx, 3, &v);
-	e->steps = v;
-	v = 0;
-	bpf_usdt_arg(ctx, 4, &v);
-	e->rank = v;
-	v = 0;
-	bpf_usdt_arg(ctx, 5, &v);
-	e->nranks = v;
+	e->op = uarg(ctx, 0);
+	e->seq = uarg(ctx, 1);
+	e->step = uarg(ctx, 2);
+	e->steps = uarg(ctx, 3);
+	e->rank = uarg(ctx, 4);
+	e->nranks = uarg(ctx, 5);
 	e->pad = 0;
 	rdt_submit(e);
 	return 0;

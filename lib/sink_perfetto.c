@@ -306,6 +306,20 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 		rdt_ob_lit(o, ",\"bp\":\"e\"}");
 }
 
+/* The track of a USDT-marked rank, one per process: its pid, the
+ * track's tid being the rank's process id. */
+static uint32_t coll_track(struct rdt_sink *s, const struct rdt_event *ev,
+			   int rank, int nranks)
+{
+	uint32_t pid = host_pid(s, ev->host, COLL_PID);
+	char tn[64];
+
+	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", rank, nranks,
+		 ev->rec.hdr.pid);
+	host_track(s, ev->host, pid, ev->rec.hdr.pid, "collectives (USDT marks)", tn);
+	return pid;
+}
+
 /*
  * A USDT-marked collective (rdma-ring-allreduce) as one slice from its
  * begin to its end mark, on a track per rank process: the marks come in
@@ -315,13 +329,11 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_mark *m = &ev->rec.coll_mark;
-	uint32_t tid = ev->rec.hdr.pid, pid = host_pid(s, ev->host, COLL_PID);
-	char tn[64], name[80];
+	uint32_t tid = ev->rec.hdr.pid;
+	uint32_t pid = coll_track(s, ev, m->rank, m->nranks);
+	char name[80];
 	struct rdt_ob *o;
 
-	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
-		 tid);
-	host_track(s, ev->host, pid, tid, "collectives (USDT marks)", tn);
 	o = begin(s);
 	if (m->phase) {
 		rdt_ob_printf(o, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
@@ -346,13 +358,11 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 static void coll_step_mark(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_step *m = &ev->rec.coll_step;
-	uint32_t tid = ev->rec.hdr.pid, pid = host_pid(s, ev->host, COLL_PID);
-	char tn[64], name[48];
+	uint32_t tid = ev->rec.hdr.pid;
+	uint32_t pid = coll_track(s, ev, m->rank, m->nranks);
+	char name[48];
 	struct rdt_ob *o;
 
-	snprintf(tn, sizeof(tn), "rank %d of %d (pid %u)", m->rank, m->nranks,
-		 tid);
-	host_track(s, ev->host, pid, tid, "collectives (USDT marks)", tn);
 	snprintf(name, sizeof(name), "step %u/%u", m->step, m->steps);
 	o = begin(s);
 	rdt_ob_printf(o, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
