@@ -48,7 +48,7 @@ modprobe rdmatrace || die "modprobe rdmatrace"
 rdt-rdma-up veth || die "rdt-rdma-up veth"
 # netem in place from the start, at 0 %: the loss comes with "change"
 # (adding a root qdisc under traffic can flush a WR with an error).
-tc qdisc add dev rva root netem loss 0% || die "netem"
+tc qdisc replace dev rva root netem loss 0% || die "netem"
 
 say "rdmatrace-dump -f --stuck=$LIMIT (live reports on its stderr)"
 "$DUMP" -f --no-nccl-plugin --counters=200 --verbs --rxe --usdt="$RRA" \

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# la57-boot.sh [N], on the host: the boot KASAN report of the 7.2 debug
+# image with 5-level paging, and upstream/linux-7.2/proposed/0001 against
+# it.  Boots the test bed's debug image (as `mainline`: no leak scans) N
+# times with LA57 kept (tests/vm/run --la57) and counts the boots whose
+# log has a KASAN report; then builds the same tree with proposed/0001,
+# incrementally in a copy of the cached build tree, and boots that image
+# N times the same way.  The unpatched count should be above 0 and the
+# patched one 0 (doc/DESIGN.md, "KASAN at boot under TCG").
+#
+# The patch is put in the cached source only for the build and taken out
+# again with the file's own time, so the cached kernel is not rebuilt;
+# don't run this beside a build of the debug kernel.
+set -euo pipefail
+N=${1:-20}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+cache=${RDT_CACHE:-$HOME/.cache/rdmatrace}
+patch=$repo/upstream/linux-7.2/proposed/0001-x86-cpu-Keep-X86_FEATURE_LA57-while-the-boot-CPU-is-.patch
+build=$("$repo/tests/vm/kernels" kdir mainline)
+src=$(readlink -f "$build/source")
+work=$cache/la57-proof
+[ -r "$patch" ] || { echo "no $patch" >&2; exit 1; }
+
+# boots IMAGE-ARGS...: N boots, the count of those with a KASAN report.
+boots() {
+	local i n=0 rc log
+	log=$(mktemp)
+	for i in $(seq "$N"); do
+		rc=0
+		"$repo/tests/vm/run" --kernel mainline --la57 --allow-splat --timeout 400 "$@" \
+			-- /bin/true >"$log" 2>&1 || rc=$?
+		# A guest that never ran the command is no boot to count.
+		[ $rc = 0 ] || { echo "  boot $i: tests/vm/run exited $rc" >&2; tail -5 "$log" >&2; exit 1; }
+		if grep -q 'BUG: KASAN' "$log"; then
+			n=$((n + 1))
+			echo "  boot $i: $(grep -m1 'BUG: KASAN' "$log")" >&2
+			grep -m3 -E 'identify_cpu|handle_edge_irq|do_raw_spin_lock' "$log" | sed 's/^/    /' >&2 || true
+		fi
+	done
+	rm -f "$log"
+	echo "$n"
+}
+
+echo "la57-boot: $N boots of the unpatched debug image (LA57 on)" >&2
+before=$(boots)
+echo "la57-boot: unpatched: $before of $N boots reported KASAN" >&2
+
+# The patched image: the patch goes into the cached source only while a
+# copy of the build tree (same source path, so the same command lines:
+# only what the patch touches is rebuilt) builds bzImage.
+files=$(sed -n 's|^+++ b/||p' "$patch")
+rm -rf "$work"
+mkdir -p "$work/orig"
+echo "la57-boot: copying $build" >&2
+cp -a "$build" "$work/build"
+for f in $files; do
+	mkdir -p "$work/orig/$(dirname "$f")"
+	cp -p "$src/$f" "$work/orig/$f"
+done
+restore() {
+	for f in $files; do cp -p "$work/orig/$f" "$src/$f"; done
+}
+trap restore EXIT
+patch -s -p1 -N -d "$src" <"$patch"
+start=$(date +%s)
+env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$src" O="$work/build" ARCH=x86_64 -j"$(nproc)" bzImage
+restore
+trap - EXIT
+echo "la57-boot: patched image built in $(( $(date +%s) - start )) s" >&2
+
+echo "la57-boot: $N boots of the patched debug image (LA57 on)" >&2
+after=$(boots --image "$work/build/arch/x86/boot/bzImage")
+echo "la57-boot: patched: $after of $N boots reported KASAN" >&2
+echo "unpatched=$before patched=$after boots=$N"
