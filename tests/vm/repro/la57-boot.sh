@@ -4,9 +4,10 @@
 # image with 5-level paging, and upstream/linux-7.2/proposed/0001 against
 # it.  Boots the test bed's debug image (as `mainline`: no leak scans) N
 # times with LA57 kept (tests/vm/run --la57) and counts the boots whose
-# log has a KASAN report; then builds the same tree with proposed/0001,
-# incrementally in a copy of the cached build tree, and boots that image
-# N times the same way.  The unpatched count should be above 0 and the
+# log has a KASAN report; then builds the same tree with proposed/0001
+# in a copy of the cached build tree, and boots that image N times the
+# same way.  The copy rebuilds in full (its objects' command lines name
+# the copy's own path): 1195 s on 2 busy cores.  The unpatched count should be above 0 and the
 # patched one 0 (doc/DESIGN.md, "KASAN at boot under TCG").
 #
 # The patch is put in the cached source only for the build and taken out
@@ -30,7 +31,7 @@ boots() {
 	for i in $(seq "$N"); do
 		rc=0
 		"$repo/tests/vm/run" --kernel mainline --la57 --allow-splat --timeout 400 "$@" \
-			-- /bin/true >"$log" 2>&1 || rc=$?
+			-- true >"$log" 2>&1 || rc=$?
 		# A guest that never ran the command is no boot to count.
 		[ $rc = 0 ] || { echo "  boot $i: tests/vm/run exited $rc" >&2; tail -5 "$log" >&2; exit 1; }
 		if grep -q 'BUG: KASAN' "$log"; then
@@ -48,8 +49,8 @@ before=$(boots)
 echo "la57-boot: unpatched: $before of $N boots reported KASAN" >&2
 
 # The patched image: the patch goes into the cached source only while a
-# copy of the build tree (same source path, so the same command lines:
-# only what the patch touches is rebuilt) builds bzImage.
+# copy of the build tree builds bzImage, and is taken out again with the
+# file's own time, so the cached kernel is not rebuilt by it.
 files=$(sed -n 's|^+++ b/||p' "$patch")
 rm -rf "$work"
 mkdir -p "$work/orig"
