@@ -320,6 +320,23 @@ static uint32_t coll_track(struct rdt_sink *s, const struct rdt_event *ev,
 	return pid;
 }
 
+/* A named event of phase @ph on a rank's track: a slice's begin or an
+ * instant, with the record's fields as args. */
+static void coll_named(struct rdt_sink *s, const struct rdt_event *ev,
+		       const char *ph, const char *name, size_t len,
+		       uint32_t pid)
+{
+	struct rdt_ob *o = begin(s);
+
+	rdt_ob_printf(o, "{%s,\"name\":", ph);
+	rdt_ob_json_str(o, name, len);
+	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
+		"\"ts\":", pid, ev->rec.hdr.pid);
+	ts(o, ev->ts - s->first_ts);
+	args(o, ev);
+	rdt_ob_c(o, '}');
+}
+
 /*
  * A USDT-marked collective (rdma-ring-allreduce) as one slice from its
  * begin to its end mark, on a track per rank process: the marks come in
@@ -332,10 +349,10 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	uint32_t tid = ev->rec.hdr.pid;
 	uint32_t pid = coll_track(s, ev, m->rank, m->nranks);
 	char name[80];
-	struct rdt_ob *o;
 
-	o = begin(s);
 	if (m->phase) {
+		struct rdt_ob *o = begin(s);
+
 		rdt_ob_printf(o, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
 			pid, tid);
 		ts(o, ev->ts - s->first_ts);
@@ -345,33 +362,18 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 	snprintf(name, sizeof(name), "%s %" PRIu64 " B #%" PRIu64,
 		 m->op == 1 ? "allreduce" : "collective", (uint64_t)m->bytes,
 		 (uint64_t)m->seq);
-	rdt_ob_printf(o, "{\"ph\":\"B\",\"name\":");
-	rdt_ob_json_str(o, name, sizeof(name));
-	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
-		"\"ts\":", pid, tid);
-	ts(o, ev->ts - s->first_ts);
-	args(o, ev);
-	rdt_ob_c(o, '}');
+	coll_named(s, ev, "\"ph\":\"B\"", name, sizeof(name), pid);
 }
 
 /* A rank's step mark (ABI 1.14): an instant inside its collective's slice. */
 static void coll_step_mark(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	const struct rdt_ev_coll_step *m = &ev->rec.coll_step;
-	uint32_t tid = ev->rec.hdr.pid;
 	uint32_t pid = coll_track(s, ev, m->rank, m->nranks);
 	char name[48];
-	struct rdt_ob *o;
 
 	snprintf(name, sizeof(name), "step %u/%u", m->step, m->steps);
-	o = begin(s);
-	rdt_ob_printf(o, "{\"ph\":\"i\",\"s\":\"t\",\"name\":");
-	rdt_ob_json_str(o, name, sizeof(name));
-	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
-		"\"ts\":", pid, tid);
-	ts(o, ev->ts - s->first_ts);
-	args(o, ev);
-	rdt_ob_c(o, '}');
+	coll_named(s, ev, "\"ph\":\"i\",\"s\":\"t\"", name, sizeof(name), pid);
 }
 
 /* ---- NCCL profiler plugin: nested slices per rank, flows coll -> WR ---- */
