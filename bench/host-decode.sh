@@ -34,6 +34,25 @@ one() {	# TAG DIR EVENTS SINK-ARGS...
 		if (s < 0.01) s = 0.01
 		printf "R decode.%s.events_per_s %.0f\nR decode.%s.rss_kb %d\n", t, n / s, t, kb }'
 }
+# --stuck's cost as instructions per event (callgrind: the same count
+# on every run, where wall time on a shared 2-core machine moves by more
+# than the 5 % it is held to): text output with and without the tracker,
+# 200 000 events of the same generator.
+gen 200000 "$W/cg"
+cg() {	# TAG SINK-ARGS...
+	tag=$1; shift
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$DUMP" \
+		-i "$W/cg/a.rdt" -i "$W/cg/b.rdt" "$@" 2>"$W/err" >/dev/null ||
+		{ cat "$W/err" >&2; exit 1; }
+	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
+		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+}
+if command -v valgrind >/dev/null; then
+	cg text -F text -w "$W/out.txt"
+	cg text_stuck -F text -w "$W/out.txt" --stuck=2
+else
+	echo "M decode_instr skipped: no valgrind (make deps)"
+fi
 for r in $(seq "$REPS"); do
 	one binary "$W/big" "$N" -o "$W/out.rdt"
 	one binary_quarter "$W/quarter" $((N / 4)) -o "$W/out.rdt"

@@ -6,7 +6,8 @@
  *
  *   rdt-biggen -n EVENTS [-c CPUS] [-q QPS] [-k SHARD -K SHARDS] OUT
  *
- * Records: one COMM per CPU, then POST_SEND / POLL_CQ_WC pairs (each WR
+ * Records: the device's ADD and one COMM per CPU, as a live trace begins
+ * (the module names each device it wraps), then POST_SEND / POLL_CQ_WC pairs (each WR
  * completes 2 us after its post) on QPS queue pairs, timestamps rising.
  * With -K SHARDS, file SHARD holds every SHARDS-th pair, offset in time,
  * so merging the shards interleaves them record by record (k-way merge
@@ -72,6 +73,15 @@ int main(int argc, char **argv)
 	snprintf(fh.kernel, sizeof(fh.kernel), "bench");
 	snprintf(fh.boot_id, sizeof(fh.boot_id), "bench-boot");
 	fwrite(&fh, sizeof(fh), 1, f);
+	{
+		struct rdt_ev_device d;
+
+		memset(&d, 0, sizeof(d));
+		hdr(&d.hdr, RDT_EV_DEVICE_ADD, sizeof(d), base + shard, 0);
+		snprintf(d.name, sizeof(d.name), "rxe0");
+		fwrite(&d, sizeof(d), 1, f);
+		written++;
+	}
 	for (unsigned int i = 0; i < cpus; i++) {
 		struct rdt_ev_comm cm;
 

@@ -86,6 +86,10 @@ if r is not None:
 r = ratio("decode.text.events_per_s", "decode.text_stuck.events_per_s")
 if r is not None:
     derived["decode.text_stuck_time_ratio"] = r
+# The same as instructions (callgrind), which do not move with the load.
+a, b = med("decode.text_stuck.instr_per_event"), med("decode.text.instr_per_event")
+if a is not None and b:
+    derived["decode.text_stuck_instr_ratio"] = a / b
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
@@ -122,8 +126,10 @@ tgt("decode+merge to text", "decode.text.events_per_s", ">=", 5e6, "events/s")
 # "Adds nothing measurable": within the run-to-run noise of a read, 5 %.
 # The issue's words are "-f's per-event cost": -f prints text, so the goal
 # is on that read; over a read that writes nothing (-q) it is measured only.
-tgt("issue 34: --stuck=2 time over the same text read (the hang tracker's cost to -f)",
-    "decode.text_stuck_time_ratio", "<=", 1.05, "x")
+tgt("issue 34: --stuck=2 instructions per event over the same text read (the hang tracker's cost to -f; callgrind)",
+    "decode.text_stuck_instr_ratio", "<=", 1.05, "x")
+tgt("issue 34: --stuck=2 time over the same text read (wall; moves with the machine's load)",
+    "decode.text_stuck_time_ratio", None, None, "x")
 tgt("issue 34: -q --stuck=2 time over -q (the tracker against a read that writes nothing)",
     "decode.stuck_time_ratio", None, None, "x")
 # Issue 21: the two slow sinks (400 k events); Perfetto's memory stays flat.

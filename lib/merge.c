@@ -1415,6 +1415,11 @@ RDT_EXPORT uint64_t rdt_reader_lost(const struct rdt_reader *r)
 	return n;
 }
 
+RDT_EXPORT uint64_t rdt_reader_last_ts(const struct rdt_reader *r)
+{
+	return r->have_last ? r->last_ts : 0;
+}
+
 RDT_EXPORT uint64_t rdt_reader_unknown(const struct rdt_reader *r)
 {
 	uint64_t n = 0;

@@ -75,6 +75,11 @@ struct sqp {
 	bool used, dead;	/* dead: destroyed, skipped until a rehash */
 	uint32_t host, dev, qpn, pid;
 	char comm[16], devname[RDT_NAME_LEN + 1];
+	/* Both names known, or the reader's name strings qp_who() last
+	 * looked at (interned: the same pointer, nothing new to learn):
+	 * post_send_fast() tests these, not two names' bytes. */
+	bool named;
+	const char *who_comm, *who_dev;
 	uint8_t state;		/* enum ib_qp_state; 0xff: not seen */
 	uint32_t dest_qpn;
 	/* Its starting PSNs, as modify_qp set them (random 24 bits): a QP's
@@ -375,15 +380,19 @@ static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
  * again on every post). */
 static inline __attribute__((always_inline)) void qp_who(struct sqp *q, const struct rdt_event *ev)
 {
-	if (q->pid == ev->rec.hdr.pid &&
-	    (q->comm[0] || !ev->comm || !*ev->comm) &&
-	    (q->devname[0] || !ev->devname || !*ev->devname))
-		return;
-	q->pid = ev->rec.hdr.pid;
-	if (ev->comm && *ev->comm)
-		snprintf(q->comm, sizeof(q->comm), "%s", ev->comm);
-	if (ev->devname && *ev->devname)
-		snprintf(q->devname, sizeof(q->devname), "%s", ev->devname);
+	if (q->pid != ev->rec.hdr.pid ||
+	    (!q->comm[0] && ev->comm && *ev->comm) ||
+	    (!q->devname[0] && ev->devname && *ev->devname)) {
+		q->pid = ev->rec.hdr.pid;
+		if (ev->comm && *ev->comm)
+			snprintf(q->comm, sizeof(q->comm), "%s", ev->comm);
+		if (ev->devname && *ev->devname)
+			snprintf(q->devname, sizeof(q->devname), "%s",
+				 ev->devname);
+		q->named = q->comm[0] && q->devname[0];
+	}
+	q->who_comm = ev->comm;
+	q->who_dev = ev->devname;
 }
 
 static void wr_push(struct rdt_stuck *s, struct sqp *q, uint64_t ts,
@@ -758,6 +767,7 @@ static void np_wr_post(struct rdt_stuck *s, const struct rdt_event *ev)
 	if (!q->devname[0])
 		snprintf(q->devname, sizeof(q->devname), "nccl-ib%d",
 			 ib->device);
+	q->named = q->comm[0] && q->devname[0];
 	wr_push(s, q, ev->ts, ib->wr_id, ib->length, (uint8_t)ib->opcode);
 }
 
@@ -994,12 +1004,13 @@ static inline __attribute__((always_inline)) bool post_send_fast(struct rdt_stuc
 	const struct rdt_ev_post_send *p = &ev->rec.post_send;
 	struct sqp *q;
 
+	if (s->nranks)
+		return false;
 	if (p->ret || p->bad)
 		return true;
 	q = qp_cached(s, ev->host, p->hdr.dev, p->qpn);
 	if (!q || q->pid != p->hdr.pid || q->n == q->cap ||
-	    (!q->comm[0] && ev->comm && *ev->comm) ||
-	    (!q->devname[0] && ev->devname && *ev->devname))
+	    (!q->named && (q->who_comm != ev->comm || q->who_dev != ev->devname)))
 		return false;
 	if (!q->n)
 		q->retries = q->rnr = q->naks = 0;
@@ -1018,8 +1029,11 @@ static inline __attribute__((always_inline)) bool wc_fast(struct rdt_stuck *s,
 							   const struct rdt_event *ev)
 {
 	const struct rdt_ev_poll_cq_wc *w = &ev->rec.wc;
-	struct sqp *q = qp_cached(s, ev->host, w->hdr.dev, w->qpn);
+	struct sqp *q;
 
+	if (s->nranks)
+		return false;
+	q = qp_cached(s, ev->host, w->hdr.dev, w->qpn);
 	if (!q || w->status)
 		return false;
 	if (w->opcode & 128) {		/* IB_WC_RECV*: a receive */
@@ -1049,14 +1063,14 @@ RDT_EXPORT void rdt_stuck_add(struct rdt_stuck *s, const struct rdt_event *ev)
 {
 	uint16_t t = ev->rec.hdr.type;
 
-	if (!s->nranks) {
-		if (t == RDT_EV_POST_SEND || t == RDT_EV_VERBS_POST_SEND) {
-			if (post_send_fast(s, ev))
-				return;
-		} else if (t == RDT_EV_POLL_CQ_WC || t == RDT_EV_VERBS_WC) {
-			if (wc_fast(s, ev))
-				return;
-		}
+	/* nranks is tested inside the fast paths, where the compiler folds
+	 * it into their other bail-outs. */
+	if (t == RDT_EV_POST_SEND || t == RDT_EV_VERBS_POST_SEND) {
+		if (post_send_fast(s, ev))
+			return;
+	} else if (t == RDT_EV_POLL_CQ_WC || t == RDT_EV_VERBS_WC) {
+		if (wc_fast(s, ev))
+			return;
 	}
 	stuck_add(s, ev);
 }

@@ -19,7 +19,7 @@ libibverbs-dev librdmacm-dev
 libbpf-dev bpftool clang llvm libclang-rt-14-dev
 libsqlite3-dev sqlite3 systemtap-sdt-dev
 dkms
-bpftrace trace-cmd linux-perf
+bpftrace trace-cmd linux-perf valgrind
 debhelper dh-dkms lintian
 "
 

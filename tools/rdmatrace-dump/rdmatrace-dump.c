@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,14 @@
 #define DEFAULT_RELAY "/sys/kernel/debug/rdmatrace"
 
 static volatile sig_atomic_t stop_requested, picture_requested;
+/*
+ * --stuck: the trace time at which the next check is due, which SIGUSR1
+ * sets to 0, so that the main loop tests one value per event, not that
+ * and a flag.  A lock-free atomic may be written by a handler (C11
+ * 7.14.1.1); relaxed: it is only ever a hint to call stuck_tick().
+ */
+static _Atomic uint64_t stuck_due;
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "stuck_due must be lock-free");
 
 static void on_signal(int sig)
 {
@@ -32,6 +41,7 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	picture_requested = 1;
+	atomic_store_explicit(&stuck_due, 0, memory_order_relaxed);
 }
 
 static void usage(FILE *f)
@@ -427,6 +437,16 @@ static __attribute__((noinline)) uint64_t stuck_tick(struct rdt_stuck *s,
 		      1000000000ull);
 }
 
+/* The next check's time, for the main loop's test; a SIGUSR1 that came
+ * during the check is not lost (its 0 is written again). */
+static uint64_t stuck_due_set(uint64_t next)
+{
+	atomic_store_explicit(&stuck_due, next, memory_order_relaxed);
+	if (picture_requested)
+		atomic_store_explicit(&stuck_due, 0, memory_order_relaxed);
+	return next;
+}
+
 /* --stuck's reports as records, into the trace being made (-o) and the
  * output (text, JSON, SQLite, Perfetto), beside the events. */
 struct stuck_out {
@@ -463,7 +483,7 @@ int main(int argc, char **argv)
 	struct stuck_out stuck_out = { 0 };
 	struct rdt_stats *st = NULL;
 	struct rdt_stuck *stuck = NULL;
-	uint64_t next_check = 0, last_ts = 0;
+	uint64_t next_check = 0;
 	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
 	struct sigaction sa;
@@ -715,23 +735,23 @@ int main(int argc, char **argv)
 			stop_requested = 2;
 		}
 		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
-		if (stuck && n > 0) {
-			if (ev.ts > last_ts)
-				last_ts = ev.ts;
-			if (last_ts >= next_check || picture_requested)
-				next_check = stuck_tick(stuck, r, &a, false,
-							next_check, last_ts);
-		} else if (stuck && n == -EAGAIN) {
-			next_check = stuck_tick(stuck, r, &a, true, next_check,
-						last_ts);
-		}
 		if (n == -EAGAIN) {
+			if (stuck)
+				next_check = stuck_due_set(stuck_tick(stuck, r, &a,
+					true, next_check, rdt_reader_last_ts(r)));
 			np_status(r);
 			fflush(stdout);
 			continue;
 		}
 		if (n <= 0)
 			break;
+		/* The clock is the reader's latest event time; an event
+		 * out of order only makes a due check wait for the next. */
+		if (stuck &&
+		    ev.ts >= atomic_load_explicit(&stuck_due, memory_order_relaxed))
+			next_check = stuck_due_set(stuck_tick(stuck, r, &a, false,
+							      next_check,
+							      rdt_reader_last_ts(r)));
 		if (!(events & 4095))
 			np_status(r);
 		if (!rdt_filter_match(flt, &ev))
@@ -754,7 +774,7 @@ int main(int argc, char **argv)
 	}
 	np_status(r);
 	if (stuck) {
-		stuck_end(stuck, r, &a, last_ts);
+		stuck_end(stuck, r, &a, rdt_reader_last_ts(r));
 		if (stuck_out.err) {
 			fprintf(stderr, "rdmatrace-dump: --stuck: a report record could not be written: %s\n",
 				rdt_sink_error(stuck_out.bin ? stuck_out.bin : stuck_out.out));

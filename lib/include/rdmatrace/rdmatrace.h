@@ -296,6 +296,9 @@ const char *rdt_reader_source_status(const struct rdt_reader *r,
 /* Totals over every source. */
 uint64_t rdt_reader_lost(const struct rdt_reader *r);
 uint64_t rdt_reader_unknown(const struct rdt_reader *r);
+/* The latest event time rdt_reader_next() has returned (0: none yet): a
+ * clock that follows the trace, for checks made against trace time. */
+uint64_t rdt_reader_last_ts(const struct rdt_reader *r);
 
 /* Fill @h for this host, as a live source or a trace file writer records
  * it (@relay_dir, may be NULL, supplies the module version). */
