@@ -120,6 +120,12 @@ struct sqp {
 	} err;			/* first completion with an error; ts 0: none */
 	bool reported;		/* in the last report */
 	uint64_t reported_wr_ts;
+	/* Slot + 1 of the next QP with a QPN of the same qpn_head bucket
+	 * (dead ones included, until a rehash), for finding a QP's peer
+	 * without a scan of the table; 0: the last. */
+	uint32_t qpn_next;
+	/* refresh()'s: slot + 1 of the next QP of its process; 0: the last */
+	uint32_t proc_next;
 };
 
 /*
@@ -189,6 +195,12 @@ struct srank {
 	bool reported;
 	uint64_t reported_seq;
 	char pstate;		/* abandon_exited()'s scratch */
+	/* refresh()'s, for the report: its process's first rank (whose
+	 * p_* fields hold the process's QPs), NULL when none */
+	struct srank *proc;
+	uint64_t p_sends, p_unpolled, p_unpolled_since;
+	const struct sqp *p_oldest;	/* its oldest send outstanding */
+	uint32_t p_qp_first;		/* slot + 1 of its first QP; 0: none */
 };
 
 struct rdt_stuck {
@@ -199,6 +211,7 @@ struct rdt_stuck {
 	struct sqp *qps;	/* open addressing by (host, dev, qpn) */
 	size_t cap, n;		/* n: used slots, dead ones included */
 	size_t live;		/* used slots of live QPs */
+	uint32_t *qpn_head;	/* cap buckets by QPN: slot + 1, 0: none */
 	/* The last QP seen in each of QCACHE slots (by qpn): most events are
 	 * a few QPs' posts and completions, and a hit skips the hash probe
 	 * (the tracker's cost per event is make bench's figure 3).  Cleared
@@ -242,6 +255,7 @@ RDT_EXPORT void rdt_stuck_free(struct rdt_stuck *s)
 	for (size_t i = 0; i < s->cap; i++)
 		free(s->qps[i].q);
 	free(s->qps);
+	free(s->qpn_head);
 	rdt_ctr_history_free(s->ctrs);
 	rdt_np_open_free(&s->np);
 	free(s->ranks);
@@ -256,14 +270,32 @@ static size_t qhash(uint32_t host, uint32_t dev, uint32_t qpn)
 	return h ^ h >> 29;
 }
 
+static size_t qpn_bucket(uint32_t qpn, size_t cap)
+{
+	return (size_t)(qpn * 0x9e3779b1u) & (cap - 1);
+}
+
+/* Link slot @i into its QPN's bucket. */
+static void qpn_link(struct rdt_stuck *s, size_t i)
+{
+	uint32_t *h = &s->qpn_head[qpn_bucket(s->qps[i].qpn, s->cap)];
+
+	s->qps[i].qpn_next = *h;
+	*h = (uint32_t)i + 1;
+}
+
 /* Rehash the live QPs into a table of @cap slots. */
 static bool rehash(struct rdt_stuck *s, size_t cap)
 {
 	struct sqp *t = calloc(cap, sizeof(*t));
+	uint32_t *heads = calloc(cap, sizeof(*heads));
 	size_t n = 0;
 
-	if (!t)
+	if (!t || !heads) {
+		free(t);
+		free(heads);
 		return false;
+	}
 	for (size_t j = 0; j < s->cap; j++) {
 		struct sqp *q = &s->qps[j];
 		size_t i;
@@ -281,9 +313,14 @@ static bool rehash(struct rdt_stuck *s, size_t cap)
 		n++;
 	}
 	free(s->qps);
+	free(s->qpn_head);
 	s->qps = t;
+	s->qpn_head = heads;
 	s->cap = cap;
 	s->n = n;
+	for (size_t i = 0; i < cap; i++)
+		if (t[i].used)
+			qpn_link(s, i);
 	memset(s->qcache, 0, sizeof(s->qcache));
 	return true;
 }
@@ -369,6 +406,7 @@ static struct sqp *qp_find_slow(struct rdt_stuck *s, uint32_t host,
 	}
 	s->qps[i] = (struct sqp){ .used = true, .host = host, .dev = dev,
 				  .qpn = qpn, .state = 0xff };
+	qpn_link(s, i);
 	s->n++;
 	s->live++;
 	return &s->qps[i];
@@ -524,10 +562,11 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 {
 	const struct sqp *any = NULL;
 
-	if (!q->dest_qpn)
+	if (!q->dest_qpn || !s->cap)
 		return NULL;
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *p = &s->qps[i];
+	for (uint32_t i = s->qpn_head[qpn_bucket(q->dest_qpn, s->cap)]; i;
+	     i = s->qps[i - 1].qpn_next) {
+		const struct sqp *p = &s->qps[i - 1];
 
 		if (!p->used || p->dead || p->qpn != q->dest_qpn ||
 		    p->dest_qpn != q->qpn || p == q)
@@ -546,7 +585,7 @@ static const struct sqp *peer_of(const struct rdt_stuck *s,
 				return p;
 			continue;
 		}
-		if (!any)
+		if (!any || p < any)	/* the table's first, as ever */
 			any = p;
 	}
 	return any;
@@ -917,6 +956,46 @@ static void np_view_add(struct rdt_stuck *s, struct srank *k,
 }
 
 /*
+ * Each rank's process's QPs, for the report: one pass over the table into
+ * the process's first rank (its sends, unpolled completions, oldest send,
+ * and a list of its QPs in table order), so that the report's lines per
+ * rank do not each scan the table.
+ */
+static void proc_qps(struct rdt_stuck *s, const struct rank_index *px)
+{
+	for (size_t i = 0; i < s->nranks; i++) {
+		struct srank *k = &s->ranks[i];
+
+		k->proc = rank_index_find(s, px, k->host, k->pid, 0, true);
+		k->p_sends = k->p_unpolled = k->p_unpolled_since = 0;
+		k->p_oldest = NULL;
+		k->p_qp_first = 0;
+	}
+	for (size_t i = s->cap; i-- > 0;) {	/* prepended: table order */
+		struct sqp *q = &s->qps[i];
+		struct srank *f;
+
+		if (!q->used || q->dead)
+			continue;
+		f = rank_index_find(s, px, q->host, q->pid, 0, true);
+		if (!f)
+			continue;
+		q->proc_next = f->p_qp_first;
+		f->p_qp_first = (uint32_t)i + 1;
+		f->p_sends += q->n;
+		if (q->n && (!f->p_oldest ||
+			     q->q[q->head].ts <= f->p_oldest->q[f->p_oldest->head].ts))
+			f->p_oldest = q;
+		if (q->polls_seen && q->unpolled) {
+			f->p_unpolled += q->unpolled;
+			if (!f->p_unpolled_since ||
+			    q->unpolled_since < f->p_unpolled_since)
+				f->p_unpolled_since = q->unpolled_since;
+		}
+	}
+}
+
+/*
  * At report time (@now, trace time): each rank's process's last event,
  * and each plugin rank's view of its open events, in one pass over the
  * ranks and one over the table (first the collectives done long ago
@@ -928,11 +1007,14 @@ static void refresh(struct rdt_stuck *s, uint64_t now)
 
 	if (s->np.n)
 		rdt_np_open_linger(&s->np, now);
+	for (size_t i = 0; i < s->nranks; i++)
+		s->ranks[i].proc = NULL;
 	if (!s->nranks || !rank_index_build(s, &x, false) ||
 	    !rank_index_build(s, &px, true)) {
 		free(x.v);
 		return;
 	}
+	proc_qps(s, &px);
 	/* A process's last event is on one of its ranks (rdt_stuck_add):
 	 * the maximum goes to its first rank in px, then back to each. */
 	for (size_t i = 0; i < s->nranks; i++)
@@ -1257,8 +1339,9 @@ static int hit_cmp(const void *a, const void *b)
  * module) has too: same host, process and QPN. */
 static bool seen_by_verbs(const struct rdt_stuck *s, const struct sqp *q)
 {
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *p = &s->qps[i];
+	for (uint32_t i = s->qpn_head[qpn_bucket(q->qpn, s->cap)]; i;
+	     i = s->qps[i - 1].qpn_next) {
+		const struct sqp *p = &s->qps[i - 1];
 
 		if (p->used && !p->dead && p->qpn == q->qpn &&
 		    p->host == q->host && p->pid == q->pid &&
@@ -1369,7 +1452,11 @@ static void print_cause(const struct rdt_stuck *s, const struct rdt_reader *r,
 			fprintf(o, " after its wr_id=0x%" PRIx64 " completed with %s",
 				q->peer_gone_wr,
 				rdt_wc_status_name(q->peer_gone_status));
-		fprintf(o, ": the peer process is gone");
+		/* A process that holds both ends (a loopback test) destroyed
+		 * the peer itself: nothing else of it is gone. */
+		fprintf(o, "%s", !far && q->peer_gone_pid == q->pid ?
+			": its own process destroyed the peer, which will not answer" :
+			": the peer process is gone");
 		/* An error on a QP whose peer is on another host, and the
 		 * process gave up: what the link between them did. */
 		if (far && q->peer_gone_status)
@@ -1604,20 +1691,9 @@ static bool same_job(const struct srank *k, const struct srank *w)
 static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
 			      uint64_t *since)
 {
-	uint64_t n = 0;
-
-	*since = 0;
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *q = &s->qps[i];
-
-		if (!q->used || q->dead || !q->polls_seen || !q->unpolled ||
-		    q->pid != k->pid || q->host != k->host)
-			continue;
-		n += q->unpolled;
-		if (!*since || q->unpolled_since < *since)
-			*since = q->unpolled_since;
-	}
-	return n;
+	(void)s;
+	*since = k->proc ? k->proc->p_unpolled_since : 0;
+	return k->proc ? k->proc->p_unpolled : 0;
 }
 
 /* Where a rank is in its run of collectives: the one it is in, else the
@@ -1625,16 +1701,8 @@ static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
 /* The send WRs outstanding on a rank's process's QPs. */
 static uint64_t rank_sends(const struct rdt_stuck *s, const struct srank *k)
 {
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *q = &s->qps[i];
-
-		if (q->used && !q->dead && q->pid == k->pid &&
-		    q->host == k->host)
-			n += q->n;
-	}
-	return n;
+	(void)s;
+	return k->proc ? k->proc->p_sends : 0;
 }
 
 /* "; it waits for its send WR ... on QP ...": the oldest send outstanding
@@ -1643,17 +1711,10 @@ static uint64_t rank_sends(const struct rdt_stuck *s, const struct srank *k)
 static bool print_oldest_send(const struct rdt_stuck *s, const struct srank *k,
 			      uint64_t now, FILE *o)
 {
-	const struct sqp *old = NULL;
+	const struct sqp *old = k->proc ? k->proc->p_oldest : NULL;
 	const char *op;
 
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct sqp *q = &s->qps[i];
-
-		if (q->used && !q->dead && q->n && q->pid == k->pid &&
-		    q->host == k->host &&
-		    (!old || q->q[q->head].ts < old->q[old->head].ts))
-			old = q;
-	}
+	(void)s;
 	if (!old)
 		return false;
 	op = rdt_wr_opcode_name(old->q[old->head].opcode);
@@ -1837,12 +1898,10 @@ static void print_rank_qps(const struct rdt_stuck *s, const struct srank *k,
 
 	fprintf(o, " qps=");
 	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < s->cap; i++) {
-			const struct sqp *q = &s->qps[i];
+		for (uint32_t i = k->proc ? k->proc->p_qp_first : 0; i;
+		     i = s->qps[i - 1].proc_next) {
+			const struct sqp *q = &s->qps[i - 1];
 
-			if (!q->used || q->dead || q->pid != k->pid ||
-			    q->host != k->host)
-				continue;
 			any = true;
 			if (pass == 0 ? !q->n : q->n || !q->recvs)
 				continue;
@@ -2064,37 +2123,64 @@ static void emit_moving(struct rdt_stuck *s, uint64_t now)
 	emit(s, RDT_EV_UNSTUCK, RDT_STUCK_CAUSE, 0, now, &k);
 }
 
+/* A rank by its job, same_job()'s key: its communicator, or for USDT
+ * ranks their number. */
+struct job_key {
+	uint64_t comm_id;
+	int32_t nranks;
+	uint32_t i;
+};
+
+static int job_cmp(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+
+	if (x->comm_id != y->comm_id)
+		return x->comm_id < y->comm_id ? -1 : 1;
+	return (x->nranks > y->nranks) - (x->nranks < y->nranks);
+}
+
 /*
  * Live: a job whose every waiting rank's process has exited (/proc) waits
  * for nothing any more.  Its collectives are dropped once reported, so the
  * episode ends; while one of its ranks still waits, the exited ones stay
  * (they are why it waits).
+ *
+ * The ranks are grouped by job (sorted), and each group looked at once.
  */
 static void abandon_exited(struct rdt_stuck *s, uint64_t now)
 {
-	if (!s->procs)
+	struct job_key *v;
+
+	if (!s->procs || !s->nranks)
 		return;
+	v = malloc(s->nranks * sizeof(*v));
+	if (!v)
+		return;		/* tried again at the next check */
 	for (size_t i = 0; i < s->nranks; i++) {
 		struct srank *k = &s->ranks[i];
 
 		k->pstate = coll_waiting(k, now, s->limit) && k->reported ?
 			    proc_state(s, k) : '?';
+		v[i] = (struct job_key){ k->comm_id,
+					 k->comm_id ? 0 : k->nranks, (uint32_t)i };
 	}
-	for (size_t i = 0; i < s->nranks; i++) {
-		struct srank *k = &s->ranks[i];
-		bool alive = false;
+	qsort(v, s->nranks, sizeof(*v), job_cmp);
+	for (size_t a = 0, b; a < s->nranks; a = b) {
+		bool gone = false, alive = false;
 
-		if (k->pstate != 0)
-			continue;
-		for (size_t j = 0; j < s->nranks && !alive; j++)
-			alive = s->ranks[j].begun && same_job(&s->ranks[j], k) &&
-				s->ranks[j].pstate != 0;
-		if (alive)
-			continue;
-		for (size_t j = 0; j < s->nranks; j++) {
-			struct srank *w = &s->ranks[j];
+		for (b = a; b < s->nranks && !job_cmp(&v[a], &v[b]); b++) {
+			const struct srank *k = &s->ranks[v[b].i];
 
-			if (w->begun && same_job(w, k) && w->pstate == 0) {
+			gone |= k->pstate == 0;
+			alive |= k->begun && k->pstate != 0;
+		}
+		if (!gone || alive)
+			continue;
+		for (size_t i = a; i < b; i++) {
+			struct srank *w = &s->ranks[v[i].i];
+
+			if (w->begun && w->pstate == 0) {
 				w->begun = 0;
 				w->stepped = false;
 				w->pstate = '?';
@@ -2102,6 +2188,7 @@ static void abandon_exited(struct rdt_stuck *s, uint64_t now)
 			}
 		}
 	}
+	free(v);
 }
 
 RDT_EXPORT int rdt_stuck_check(struct rdt_stuck *s, const struct rdt_reader *r,

@@ -73,6 +73,11 @@
  *               stops after step 1: its step 1 send completes, or with
  *               ",s" never does.  No collective follows; the trace ends
  *               with a COMM record 3 s after the collective began
+ *   -O          after every QP's sends, the QPs of even index (qpn 100,
+ *               102, ...) are destroyed; then QP 101, whose peer with -g
+ *               is QP 100, posts a send that never completes, and the
+ *               trace ends with a COMM record 3 s later (the destroys of
+ *               many QPs, each looking for its peer: -q 66000 -g 1,1 -O)
  *   -g OWN,PEER QPs pair up on the host (100 with 101, 102 with 103, ...:
  *               dest_qpn) and each QP_MODIFY carries GIDs (ABI 1.12): its
  *               own ::ffff:192.0.2.OWN and its peer's ::ffff:192.0.2.PEER.
@@ -589,6 +594,7 @@ int main(int argc, char **argv)
 	unsigned long qps = 2, wrs = 10, lat = 5000, start = 1000000, spacing = 1000;
 	unsigned long lost = 0, gap = 0, unknown = 0, nccl = 0, tcp = 0, fails = 0, ctrs = 0, npolls = 0, abi = RDT_ABI_MAJOR;
 	unsigned long ring = 0, slow = ~0ul, stall = ~0ul, mild = ~0ul;
+	bool orphan = false;
 	bool stall_send = false, nccl_hang = false, nccl_plugin_only = false;
 	const char *boot = "boot-a", *host = "gen-host";
 	long long offset = 1700000000000000000ll;
@@ -599,7 +605,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:O")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -619,6 +625,7 @@ int main(int argc, char **argv)
 		case 'V': version = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'F': fails = strtoul(optarg, NULL, 0); break;
+		case 'O': orphan = true; break;
 		case 'P': ctrs = strtoul(optarg, NULL, 0); break;
 		case 'K': npolls = strtoul(optarg, NULL, 0); break;
 		case 'M': m.hosts = strtoul(optarg, NULL, 0); break;
@@ -740,6 +747,21 @@ int main(int argc, char **argv)
 			f->bad_index = 1;
 			post(qpn, 2000 + j, 0, t + 500, true, lat);
 		}
+	}
+	if (orphan && qps >= 2) {
+		uint64_t t = start + 1000 + wrs * spacing + 100000 + fails * 10000 + qps;
+
+		for (unsigned long q = 0; q < qps; q += 2) {
+			struct rdt_ev_qp_destroy *d = rec(RDT_EV_QP_DESTROY, sizeof(*d), t + q, 0);
+
+			d->qpn = 100 + (uint32_t)q;
+			d->qp_type = 2;
+		}
+		t += qps + 1000;
+		post(101, 999999, 0, t, false, 0);
+		snprintf(((struct rdt_ev_comm *)rec(RDT_EV_COMM, sizeof(struct rdt_ev_comm),
+						    t + 3000000000ull, RDT_NO_DEV))->comm,
+			 RDT_COMM_LEN, "gen");
 	}
 	for (unsigned long i = 0; i < nccl; i++) {
 		uint64_t t = start + 2000000 + i * 3000000;
