@@ -2312,3 +2312,27 @@ RDT_EXPORT void rdt_stuck_print_summary(const struct rdt_stuck *s, FILE *o)
 	print_drops(s, o);
 	fflush(o);
 }
+
+/* --metrics' gauges: collect()'s and stuck_colls()'s counts at @now, with
+ * nothing printed or changed (a scrape must not move the reports). */
+RDT_EXPORT void rdt_stuck_gauges(const struct rdt_stuck *s, uint64_t now,
+				 struct rdt_stuck_gauges *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct sqp *q = &s->qps[i];
+		uint64_t ts;
+
+		if (!q->used || q->dead || !(ts = waits_since(q)) || now < ts ||
+		    now - ts < s->limit)
+			continue;
+		if (is_np_qp_dev(q->dev) && seen_by_verbs(s, q))
+			continue;
+		g->qps++;
+		g->send_wrs += q->n;
+		if (now - ts > g->oldest_ns)
+			g->oldest_ns = now - ts;
+	}
+	g->collectives = stuck_colls(s, now, s->limit);
+	g->episodes = s->episodes;
+}

@@ -18,6 +18,7 @@ rdma-core ibverbs-utils rdmacm-utils perftest ibverbs-providers
 libibverbs-dev librdmacm-dev
 libbpf-dev bpftool clang llvm libclang-rt-14-dev
 libsqlite3-dev sqlite3 systemtap-sdt-dev
+libmicrohttpd-dev prometheus
 dkms
 bpftrace trace-cmd linux-perf valgrind
 debhelper dh-dkms lintian

@@ -417,6 +417,58 @@ typedef void (*rdt_stuck_record_fn)(void *ctx, const struct rdt_event *ev);
 void rdt_stuck_on_record(struct rdt_stuck *s, rdt_stuck_record_fn fn,
 			 void *ctx);
 
+/* What is stuck at @now against the tracker's limit, as numbers (for
+ * gauges): cheap enough for each scrape, not for each event. */
+struct rdt_stuck_gauges {
+	uint64_t	qps;		/* QPs waiting the limit or more */
+	uint64_t	send_wrs;	/* send WRs outstanding on them */
+	uint64_t	collectives;	/* ranks waiting in a collective */
+	uint64_t	oldest_ns;	/* the longest such QP wait */
+	uint64_t	episodes;	/* rdt_stuck_episodes() */
+};
+void rdt_stuck_gauges(const struct rdt_stuck *s, uint64_t now,
+		      struct rdt_stuck_gauges *g);
+
+/* ---- fleet metrics (--metrics) -------------------------------------------------- */
+
+/*
+ * The events as Prometheus counters and histograms: per QP (WRs and bytes
+ * by opcode, completions, completions with an error by status, rxe's
+ * retries, post -> completion latency), per collective (count, bytes,
+ * enqueue and run time; NCCL plugin, uprobes, USDT marks), every port
+ * counter, each source's records and losses, --stuck's gauges.  Bounded:
+ * past max_qps QPs (max_colls collectives) new ones count in one "other"
+ * series; a destroyed QP's series moves into "other" after qp_expire_ns.
+ * Not thread-safe: one thread adds and renders (the reader's); serve the
+ * rendered page from another.  README, "Fleet metrics", lists the names.
+ */
+struct rdt_metrics_opts {
+	size_t		sz;		/* sizeof(struct rdt_metrics_opts) */
+	unsigned int	max_qps;	/* 0: 1000 */
+	unsigned int	max_colls;	/* 0: 1000 */
+	unsigned int	max_port_counters; /* 0: 4096 */
+	uint64_t	qp_expire_ns;	/* trace time; 0: 300 s */
+};
+struct rdt_metrics;
+struct rdt_metrics *rdt_metrics_new(const struct rdt_metrics_opts *opts);
+void rdt_metrics_free(struct rdt_metrics *m);
+void rdt_metrics_add(struct rdt_metrics *m, const struct rdt_event *ev);
+/* --stuck's tracker: its gauges in each page (it must outlive @m's use). */
+void rdt_metrics_watch_stuck(struct rdt_metrics *m, struct rdt_stuck *s);
+/* The input ended: what waits for later events (a collective's GPU time,
+ * kept for its children) is counted now. */
+void rdt_metrics_finish(struct rdt_metrics *m);
+/* QPs with series of their own (at most max_qps). */
+size_t rdt_metrics_qp_series(const struct rdt_metrics *m);
+/*
+ * The Prometheus text exposition (format 0.0.4) of everything so far into
+ * *buf (malloc'd, *len bytes; free() it), as of @now on the reader's time
+ * base (0: the last event's): @r (may be NULL) supplies host names and
+ * the sources' statistics.  0 or -ENOMEM.
+ */
+int rdt_metrics_render(struct rdt_metrics *m, const struct rdt_reader *r,
+		       uint64_t now, char **buf, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif
