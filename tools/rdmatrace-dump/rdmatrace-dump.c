@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <rdmatrace/rdmatrace.h>
+#include "metrics_http.h"
 #ifdef RDT_HAVE_BPF
 #include "rdt_bpf.h"
 #endif
@@ -99,6 +100,11 @@ static void usage(FILE *f)
 "                        (live: when it happens, and again when it changes;\n"
 "                        files: every episode and the end); kill -USR1 prints\n"
 "                        the picture at once\n"
+"      --metrics=[ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+"                        (default ADDR 127.0.0.1) while it reads: per QP, per\n"
+"                        collective, port counters, sources' losses, --stuck's\n"
+"                        gauges; with -i or without -f it goes on serving the\n"
+"                        final figures after the input ends, until Ctrl-C\n"
 "\n"
 "Filters (comma-separated lists; loss and bookkeeping records always pass):\n"
 "      --dev LIST        device names or indexes\n"
@@ -121,7 +127,7 @@ enum {
 	OPT_DEV = 256, OPT_QPN, OPT_PID, OPT_TYPE, OPT_NO_RELAY, OPT_NO_BPF,
 	OPT_NCCL, OPT_RXE, OPT_TCP, OPT_NO_ENABLE, OPT_WINDOW, OPT_USDT, OPT_VERBS, OPT_STUCK,
 	OPT_NO_NCCL_PLUGIN, OPT_COUNTERS, OPT_NO_COUNTERS, OPT_CLOCK_ALIGN,
-	OPT_STRICT,
+	OPT_STRICT, OPT_METRICS,
 };
 
 static const struct option longopts[] = {
@@ -154,6 +160,7 @@ static const struct option longopts[] = {
 	{ "no-counters", no_argument, NULL, OPT_NO_COUNTERS },
 	{ "clock-align", required_argument, NULL, OPT_CLOCK_ALIGN },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -171,6 +178,7 @@ struct args {
 	unsigned long window_ms;
 	int clock_align;	/* enum rdt_clock_align */
 	uint64_t stuck_ns;	/* --stuck, 0: off */
+	const char *metrics;	/* --metrics=[ADDR:]PORT, NULL: off */
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
@@ -474,6 +482,36 @@ static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
 	rdt_stuck_print_summary(s, stderr);
 }
 
+/* The clock of a page: live, now (CLOCK_MONOTONIC, the live time base),
+ * so that what is due (a destroyed QP's expiry, a stuck wait) moves while
+ * nothing is traced; from files, the last event's (0). */
+static uint64_t metrics_now(const struct args *a)
+{
+	struct timespec t;
+
+	if (!a->follow)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* --metrics: a scrape asked for a fresh page; render it in this (the
+ * reader's) thread, which owns the figures, and hand it over. */
+static void metrics_serve(struct mhttp *mh, struct rdt_metrics *m,
+			  struct rdt_reader *r, const struct args *a)
+{
+	char *buf;
+	size_t len;
+
+	if (!mh || !mhttp_wanted(mh))
+		return;
+	if (rdt_metrics_render(m, r, metrics_now(a), &buf, &len) < 0) {
+		fprintf(stderr, "rdmatrace-dump: --metrics: out of memory\n");
+		return;
+	}
+	mhttp_publish(mh, buf, len);
+}
+
 int main(int argc, char **argv)
 {
 	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
@@ -483,6 +521,8 @@ int main(int argc, char **argv)
 	struct stuck_out stuck_out = { 0 };
 	struct rdt_stats *st = NULL;
 	struct rdt_stuck *stuck = NULL;
+	struct rdt_metrics *metrics = NULL;
+	struct mhttp *mh = NULL;
 	uint64_t next_check = 0;
 	struct rdt_reader *r = NULL;
 	struct rdt_event ev;
@@ -578,6 +618,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_COUNTERS: a.no_counters = true; break;
 		case OPT_STRICT: strict = true; break;
+		case OPT_METRICS: a.metrics = optarg; break;
 		case OPT_CLOCK_ALIGN:
 			if (!strcmp(optarg, "auto")) {
 				a.clock_align = RDT_CLOCK_ALIGN_AUTO;
@@ -643,6 +684,22 @@ int main(int argc, char **argv)
 		a.no_bpf = true;
 		a.no_np = true;
 		a.no_counters = true;
+	}
+	if (a.metrics) {
+		/* Before the sources: a port in use is said at once. */
+		mh = mhttp_start(a.metrics, err, sizeof(err));
+		if (!mh) {
+			ret = errno == EINVAL ? 2 : 1;
+			fprintf(stderr, "rdmatrace-dump: %s\n", err);
+			goto out;
+		}
+		metrics = rdt_metrics_new(NULL);
+		if (!metrics) {
+			ret = 1;
+			goto out;
+		}
+		fprintf(stderr, "rdmatrace-dump: metrics at http://%s/metrics\n",
+			mhttp_where(mh));
 	}
 	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
 		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");
@@ -715,6 +772,8 @@ int main(int argc, char **argv)
 			rdt_stuck_on_record(stuck, stuck_record, &stuck_out);
 		sa.sa_handler = on_usr1;
 		sigaction(SIGUSR1, &sa, NULL);
+		if (metrics)
+			rdt_metrics_watch_stuck(metrics, stuck);
 	}
 
 	if (a.follow && !a.no_relay && !a.no_enable) {
@@ -740,6 +799,7 @@ int main(int argc, char **argv)
 				next_check = stuck_due_set(stuck_tick(stuck, r, &a,
 					true, next_check, rdt_reader_last_ts(r)));
 			np_status(r);
+			metrics_serve(mh, metrics, r, &a);
 			fflush(stdout);
 			continue;
 		}
@@ -752,8 +812,10 @@ int main(int argc, char **argv)
 			next_check = stuck_due_set(stuck_tick(stuck, r, &a, false,
 							      next_check,
 							      rdt_reader_last_ts(r)));
-		if (!(events & 4095))
+		if (!(events & 4095)) {
 			np_status(r);
+			metrics_serve(mh, metrics, r, &a);
+		}
 		if (!rdt_filter_match(flt, &ev))
 			continue;
 		events++;
@@ -771,6 +833,8 @@ int main(int argc, char **argv)
 			rdt_stats_add(st, &ev);
 		if (stuck)
 			rdt_stuck_add(stuck, &ev);
+		if (metrics)
+			rdt_metrics_add(metrics, &ev);
 	}
 	np_status(r);
 	if (stuck) {
@@ -780,7 +844,6 @@ int main(int argc, char **argv)
 				rdt_sink_error(stuck_out.bin ? stuck_out.bin : stuck_out.out));
 			ret = 1;
 		}
-		rdt_stuck_free(stuck);
 	}
 	if (enabled)
 		set_enable(a.relay_dir, false);
@@ -808,7 +871,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
 		ret = 1;
 	}
+	/* The input ended before a signal stopped the run (-i, a one-shot
+	 * read): the final figures stay served until Ctrl-C/SIGTERM. */
+	if (mh && !stop_requested) {
+		rdt_metrics_finish(metrics);
+		fprintf(stderr, "rdmatrace-dump: input ended; serving its metrics "
+			"at http://%s/metrics until Ctrl-C\n", mhttp_where(mh));
+		while (!stop_requested) {
+			metrics_serve(mh, metrics, r, &a);
+			usleep(50000);
+		}
+	}
 out:
+	mhttp_stop(mh);
+	rdt_metrics_free(metrics);
+	rdt_stuck_free(stuck);
 	rdt_reader_free(r);
 	rdt_filter_free(flt);
 	free(a.inputs);
