@@ -84,6 +84,8 @@
  *               Two hosts' files made with -g 1,2 and -g 2,1 hold the same
  *               QPNs: QP 100 of the first is QP 101's of the second's peer,
  *               not its own host's QP 101 (which has the same numbers)
+ *   -e N        every Nth polled send completion (in generation order) has
+ *               status RETRY_EXC_ERR (12) instead of SUCCESS
  *   -K N        N poll_cq calls of 8 on cq 9 (qpn 300, cpu 0), 1 us apart:
  *               call k returns k % 4 completions.  None: a POLL_CQ record
  *               (ret 0).  Some: ABI 1.8, no POLL_CQ, the last completion's
@@ -140,6 +142,7 @@ static int gid_own, gid_peer;	/* -g */
 static unsigned long cqes;	/* -J */
 static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
 static unsigned long ncclwrs;	/* -I */
+static unsigned long errevery, npolled;	/* -e */
 
 static void *rec(unsigned int type, size_t size, uint64_t ts, uint32_t dev)
 {
@@ -204,6 +207,8 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	w->wr_id = wr_id;
 	w->byte_len = 4096;
 	w->cq_id = 1;
+	if (errevery && ++npolled % errevery == 0)
+		w->status = 12;		/* IB_WC_RETRY_EXC_ERR */
 }
 
 /* -I: see the usage above. */
@@ -605,7 +610,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:O")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:Oe:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -626,6 +631,7 @@ int main(int argc, char **argv)
 		case 'p': pid = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'F': fails = strtoul(optarg, NULL, 0); break;
 		case 'O': orphan = true; break;
+		case 'e': errevery = strtoul(optarg, NULL, 0); break;
 		case 'P': ctrs = strtoul(optarg, NULL, 0); break;
 		case 'K': npolls = strtoul(optarg, NULL, 0); break;
 		case 'M': m.hosts = strtoul(optarg, NULL, 0); break;
