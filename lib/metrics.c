@@ -550,9 +550,12 @@ static void usdt_mark(struct rdt_metrics *m, const struct rdt_event *ev)
 
 /* ---- the NCCL profiler plugin ------------------------------------------------ */
 
-static struct mcoll *np_coll(struct rdt_metrics *m, const struct mnp *e)
+/* @comm: its process's name where the event at hand has it (the series
+ * keeps the name it was made with). */
+static struct mcoll *np_coll(struct rdt_metrics *m, const struct mnp *e,
+			     const char *comm)
 {
-	return coll_get(m, e->o.host, e->o.pid, NULL, e->comm_id, e->rank,
+	return coll_get(m, e->o.host, e->o.pid, comm, e->comm_id, e->rank,
 			e->func, CS_PLUGIN);
 }
 
@@ -564,7 +567,7 @@ static void np_retire(void *ctx, struct rdt_np_open_ent *o)
 	struct mcoll *k;
 
 	if (e->type != RDT_EV_NP_COLL || !e->gpu_stop ||
-	    e->gpu_stop < e->gpu_start || !(k = np_coll(m, e)))
+	    e->gpu_stop < e->gpu_start || !(k = np_coll(m, e, NULL)))
 		return;
 	hist_add(&k->dur, e->gpu_stop - e->gpu_start);
 }
@@ -645,7 +648,7 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 			return;		/* stopped twice: bad input */
 		/* Counted at its stop (enqueue), NCCL's moment for it; its
 		 * GPU time when its children are done (np_retire). */
-		if ((k = np_coll(m, e))) {
+		if ((k = np_coll(m, e, ev->comm))) {
 			k->n++;
 			k->bytes += e->count * np_type_size(e->dtype);
 			hist_add(&k->enq, ev->ts >= e->ts ? ev->ts - e->ts : 0);

@@ -32,7 +32,7 @@
 
 #include "metrics_http.h"
 
-#define PAGE_WAIT_MS	1000
+#define PAGE_WAIT_MS	500
 /* Connections at once (each a thread) and how long one may sit idle: a
  * dead scraper's socket goes after IDLE_S. */
 #define MAX_CONNS	32
@@ -267,7 +267,17 @@ struct mhttp *mhttp_start(const char *spec, char *err, size_t errlen)
 		errno = EADDRINUSE;	/* not EINVAL: not the value's fault */
 		goto fail;
 	}
-	snprintf(h->where, sizeof(h->where), "%s", spec);
+	{
+		char a[INET6_ADDRSTRLEN] = "?";
+		bool v6 = ss.ss_family == AF_INET6;
+
+		inet_ntop(ss.ss_family, v6 ?
+			  (void *)&((struct sockaddr_in6 *)&ss)->sin6_addr :
+			  (void *)&((struct sockaddr_in *)&ss)->sin_addr, a, sizeof(a));
+		snprintf(h->where, sizeof(h->where), v6 ? "[%s]:%u" : "%s:%u", a,
+			 ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+			       ((struct sockaddr_in *)&ss)->sin_port));
+	}
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
 	h->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
@@ -277,6 +287,8 @@ struct mhttp *mhttp_start(const char *spec, char *err, size_t errlen)
 				MHD_OPTION_LISTEN_SOCKET, h->fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_S,
+				/* HTTP/1.1 without Host and the like: 400 */
+				MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 				MHD_OPTION_END);
 	if (!h->d) {
 		snprintf(err, errlen, "--metrics=%s: libmicrohttpd did not start",
