@@ -3,6 +3,7 @@
 # Figure 3 (userspace decode + merge) on the host: two interleaved trace
 # files (k-way merge) of EVENTS records in all, through rdmatrace-dump to
 # each sink, and with -q alone and -q --stuck=2 (the hang tracker's cost);
+# instructions per event with and without --stuck and --metrics (callgrind);
 # events/s and peak RSS (/usr/bin/time).  The binary sink also
 # runs on a quarter of the events: RSS must not grow with trace length.
 #   host-decode.sh REPS EVENTS SLOW_EVENTS   (SLOW_EVENTS: JSON, Perfetto, SQLite)
@@ -47,9 +48,39 @@ cg() {	# TAG SINK-ARGS...
 	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
 		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
 }
+# --metrics (issue 37) the same way: -i FILE --metrics serves on after
+# the input until SIGINT, so it runs in the background until it says the
+# input ended.  SCRAPE: a client asks for the page every 0.2 s meanwhile
+# (each a render in the reader's thread), else none does.
+cg_metrics() {	# TAG SCRAPE SINK-ARGS...
+	tag=$1 scrape=$2; shift 2
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	rm -f "$W/err"
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$DUMP" \
+		-i "$W/cg/a.rdt" -i "$W/cg/b.rdt" --metrics="127.0.0.1:$port" "$@" \
+		2>"$W/err" >/dev/null &
+	vg=$! sc=
+	if [ "$scrape" = 1 ]; then
+		( while :; do curl -s -o /dev/null "http://127.0.0.1:$port/metrics" || true; sleep 0.2; done ) &
+		sc=$!
+	fi
+	until grep -q "input ended" "$W/err" 2>/dev/null; do
+		kill -0 $vg 2>/dev/null || { cat "$W/err" >&2; exit 1; }
+		sleep 0.2
+	done
+	[ -z "$sc" ] || { kill $sc; wait $sc 2>/dev/null || true; }
+	kill -INT $vg
+	wait $vg || { cat "$W/err" >&2; exit 1; }
+	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
+		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+}
 if command -v valgrind >/dev/null; then
 	cg text -F text -w "$W/out.txt"
 	cg text_stuck -F text -w "$W/out.txt" --stuck=2
+	cg quiet -q
+	cg_metrics text_metrics 0 -F text -w "$W/out.txt"
+	cg_metrics text_metrics_scraped 1 -F text -w "$W/out.txt"
+	cg_metrics quiet_metrics 0 -q
 else
 	echo "M decode_instr skipped: no valgrind (make deps)"
 fi
