@@ -381,6 +381,19 @@ static inline uint64_t qc_key(uint32_t host, uint32_t dev, uint32_t qpn)
 	return (uint64_t)qpn | (uint64_t)(dev + 1) << 32 | (uint64_t)host << 48;
 }
 
+/* Only QPs whose owner is known are cached: the fast path then need not
+ * look (a QP no post was seen on goes the full way). */
+static void qc_put(struct rdt_metrics *m, struct mqp *q)
+{
+	if (q->view == VIEW_VERBS && !q->other && q->dev < 0xffff &&
+	    q->host < 0xffff) {
+		unsigned int i = qc_slot(q->host, q->qpn);
+
+		m->qcache[i].key = qc_key(q->host, q->dev, q->qpn);
+		m->qcache[i].q = q;
+	}
+}
+
 static __attribute__((noinline)) struct mqp *
 qp_get_slow(struct rdt_metrics *m, const struct rdt_event *ev, uint32_t dev,
 	    uint32_t qpn, uint8_t view)
@@ -411,12 +424,8 @@ qp_get_slow(struct rdt_metrics *m, const struct rdt_event *ev, uint32_t dev,
 			return NULL;
 		m->nqps++;
 	}
-	if (view == VIEW_VERBS && dev < 0xffff && ev->host < 0xffff) {
-		unsigned int i = qc_slot(ev->host, qpn);
-
-		m->qcache[i].key = qc_key(ev->host, dev, qpn);
-		m->qcache[i].q = q;
-	}
+	if (q->owned)
+		qc_put(m, q);
 	return q;
 }
 
@@ -895,8 +904,10 @@ static __attribute__((noinline)) void add_event(struct rdt_metrics *m,
 		q = qp_get(m, ev, r->hdr.dev, r->post_send.qpn, VIEW_VERBS);
 		if (!q)
 			return;
-		if (!q->owned)
+		if (!q->owned) {
 			qp_owner(q, ev);
+			qc_put(m, q);
+		}
 		q->wrs[op]++;
 		q->bytes[op] += r->post_send.total_len;
 		ring_push(m, q, 0, r->post_send.wr_id, ev->ts);
@@ -916,8 +927,10 @@ static __attribute__((noinline)) void add_event(struct rdt_metrics *m,
 		q = qp_get(m, ev, r->hdr.dev, r->post_recv.qpn, VIEW_VERBS);
 		if (!q)
 			return;
-		if (__builtin_expect(!q->owned, 0))
+		if (!q->owned) {
 			qp_owner(q, ev);
+			qc_put(m, q);
+		}
 		q->wrs[OP_RECV]++;
 		q->bytes[OP_RECV] += r->post_recv.total_len;
 		ring_push(m, q, 1, r->post_recv.wr_id, ev->ts);
@@ -983,8 +996,7 @@ RDT_EXPORT void rdt_metrics_add(struct rdt_metrics *m, const struct rdt_event *e
 		uint32_t i;
 
 		q = qp_cached(m, ev, r->hdr.dev, r->post_send.qpn);
-		if (!q || !q->owned || !(w = q->ring[0]) || w->n == RING ||
-		    op >= 16)
+		if (!q || !(w = q->ring[0]) || w->n == RING || op >= 16)
 			return add_event(m, ev);
 		q->wrs[op]++;
 		q->bytes[op] += r->post_send.total_len;
