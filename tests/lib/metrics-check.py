@@ -11,6 +11,8 @@ the code under test), and the HTTP side (bad requests, slow clients).
   metrics-check.py churn PROM JOB TRACE.json CAP
   metrics-check.py dashboard PROM DASHBOARD.json
   metrics-check.py http PORT               404 / 405 / 400 / HEAD
+  metrics-check.py upmin PROM JOB T0 T1     every scrape of JOB in [T0, T1] up
+  metrics-check.py why PROM JOB            its scrapes and targets, for a failure
   metrics-check.py slow PORT SECONDS       clients that never read, read
                                            1 byte/s, or never send
 Exit 0, or 1 with "FAIL: ..." naming what differed."""
@@ -39,10 +41,16 @@ def query(prom, expr):
 
 
 def by(prom, expr, labels):
-    """{(label values...): float} of an instant vector."""
-    out = {}
-    for s in query(prom, expr):
-        out[tuple(s["metric"].get(l, "") for l in labels)] = float(s["value"][1])
+    """{(label values...): float} of an instant vector.  Empty: asked again
+    for 5 s, as a scrape that timed out (1 s interval, a loaded machine)
+    leaves its target's series stale until the next one."""
+    for _ in range(10):
+        out = {}
+        for s in query(prom, expr):
+            out[tuple(s["metric"].get(l, "") for l in labels)] = float(s["value"][1])
+        if out:
+            break
+        time.sleep(0.5)
     return out
 
 
@@ -222,7 +230,11 @@ def dashboard(prom, path):
         fail("only %d expressions in %s" % (len(exprs), path))
     for e in exprs:
         q = e.replace("$host", ".*").replace("$__rate_interval", "30s")
-        res = query(prom, q)
+        for _ in range(10):	# as by()
+            res = query(prom, q)
+            if res:
+                break
+            time.sleep(0.5)
         if not res:
             fail("dashboard expression returned no data: %s" % q)
     print("ok: each of the dashboard's %d expressions returns data" % len(exprs))
@@ -327,6 +339,32 @@ def main():
         return
     if a[0] == "wait":
         return wait(a[1], a[2:])
+    if a[0] == "upmin":	# every scrape between two times up
+        t0, t1 = int(a[3]), int(a[4])
+        q = urllib.parse.urlencode({"query": 'up{job="%s"}[%ds]' % (a[2], t1 - t0 + 1),
+                                    "time": t1 + 1})
+        with urllib.request.urlopen("http://%s/api/v1/query?%s" % (a[1], q), timeout=10) as r:
+            vals = [v for s in json.load(r)["data"]["result"] for t, v in s["values"]]
+        # 1 s timeouts on a machine the suite loads (2 cores, ASan builds
+        # beside) can fail a scrape now and then whatever the exporter
+        # does; a reader held by a client fails them all from then on.
+        up = sum(v == "1" for v in vals)
+        if len(vals) < t1 - t0 - 2 or up < 0.8 * len(vals) or vals[-1] != "1":
+            fail("scrapes of %s from %d to %d: %s" % (a[2], t0, t1, vals))
+        print("ok: %d of %d scrapes of %s up while the slow clients held on" %
+              (up, len(vals), a[2]))
+        return
+    if a[0] == "why":	# a failed scrape: when, and what Prometheus said
+        q = urllib.parse.urlencode({"query": 'up{job="%s"}[3m]' % a[2]})
+        with urllib.request.urlopen("http://%s/api/v1/query?%s" % (a[1], q), timeout=10) as r:
+            for s in json.load(r)["data"]["result"]:
+                print("up:", " ".join("%.1f=%s" % (t, v) for t, v in s["values"]))
+        q = urllib.parse.urlencode({"query": 'scrape_duration_seconds{job="%s"}[3m]' % a[2]})
+        with urllib.request.urlopen("http://%s/api/v1/query?%s" % (a[1], q), timeout=10) as r:
+            for s in json.load(r)["data"]["result"]:
+                print("scrape_duration_seconds:", " ".join("%.3f" % float(v) for t, v in s["values"]))
+        print("targets:", targets(a[1]))
+        return
     if a[0] == "dashboard":
         return dashboard(a[1], a[2])
     if a[0] == "http":

@@ -32,7 +32,7 @@
 
 #include "metrics_http.h"
 
-#define PAGE_WAIT_MS	500
+#define PAGE_WAIT_MS	250
 /* Connections at once (each a thread) and how long one may sit idle: a
  * dead scraper's socket goes after IDLE_S. */
 #define MAX_CONNS	32
