@@ -1688,10 +1688,8 @@ static bool same_job(const struct srank *k, const struct srank *w)
 
 /* The rank's QPs' completions rxe made and it has not polled: how many,
  * and since when (the oldest); 0 when none. */
-static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
-			      uint64_t *since)
+static uint64_t rank_unpolled(const struct srank *k, uint64_t *since)
 {
-	(void)s;
 	*since = k->proc ? k->proc->p_unpolled_since : 0;
 	return k->proc ? k->proc->p_unpolled : 0;
 }
@@ -1699,22 +1697,19 @@ static uint64_t rank_unpolled(const struct rdt_stuck *s, const struct srank *k,
 /* Where a rank is in its run of collectives: the one it is in, else the
  * next it will begin. */
 /* The send WRs outstanding on a rank's process's QPs. */
-static uint64_t rank_sends(const struct rdt_stuck *s, const struct srank *k)
+static uint64_t rank_sends(const struct srank *k)
 {
-	(void)s;
 	return k->proc ? k->proc->p_sends : 0;
 }
 
 /* "; it waits for its send WR ... on QP ...": the oldest send outstanding
  * on a rank's process's QPs, if any, with rxe's retries of it.  False when
  * it has none. */
-static bool print_oldest_send(const struct rdt_stuck *s, const struct srank *k,
-			      uint64_t now, FILE *o)
+static bool print_oldest_send(const struct srank *k, uint64_t now, FILE *o)
 {
 	const struct sqp *old = k->proc ? k->proc->p_oldest : NULL;
 	const char *op;
 
-	(void)s;
 	if (!old)
 		return false;
 	op = rdt_wr_opcode_name(old->q[old->head].opcode);
@@ -1775,7 +1770,7 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 				halted_st = st;
 			}
 		}
-		un = rank_unpolled(s, k, &since);
+		un = rank_unpolled(k, &since);
 		if (un && now >= since && now - since >= s->limit / 2 &&
 		    (!np || since < np_since)) {
 			np = k;
@@ -1821,11 +1816,11 @@ static bool coll_cause(struct rdt_stuck *s, uint64_t now, bool strong,
 			coll_op(w), position(late), front);
 		/* Behind because its sends do not complete (a lossy link,
 		 * its peer gone), or because it does not run. */
-		if (!print_oldest_send(s, late, now, o))
+		if (!print_oldest_send(late, now, o))
 			fprintf(o, "; it has traced nothing for %.1f s",
 				secs(quiet(s, late, now)));
 	}
-	else if (lag && step_front > lag->step && rank_sends(s, lag))
+	else if (lag && step_front > lag->step && rank_sends(lag))
 		fprintf(o, "rank %d (pid %u %s) is furthest behind in %s seq %" PRIu64 ": at step %u of %u while another rank is at step %u; its step %u sends have not completed (SendWait): the link to its peer, or the peer, does not answer",
 			lag->rank, lag->pid, *lag->comm ? lag->comm : "-",
 			coll_op(w), w->seq, lag->step, lag->steps, step_front,
@@ -1880,9 +1875,9 @@ static void print_np_open(const struct srank *k, uint64_t now, FILE *o)
  * step not completed: SendWait; none outstanding: RecvWait, the data it
  * needs to go on has not come.
  */
-static const char *step_wait(const struct rdt_stuck *s, const struct srank *k)
+static const char *step_wait(const struct srank *k)
 {
-	return rank_sends(s, k) ? "SendWait" : "RecvWait";
+	return rank_sends(k) ? "SendWait" : "RecvWait";
 }
 
 /*
@@ -1939,14 +1934,14 @@ static void print_colls(struct rdt_stuck *s, const struct rdt_reader *r,
 				k->seq, ago(now, k->begun));
 		if (k->begun && k->stepped)
 			fprintf(o, " step=%u/%u wait=%s", k->step, k->steps,
-				step_wait(s, k));
+				step_wait(k));
 		else
 			fprintf(o, " state=between last_seq=%s%" PRIu64,
 				k->last_seq ? "" : "-",
 				k->last_seq ? k->last_seq - 1 : 0);
 		fprintf(o, " quiet=%.3f", secs(quiet(s, k, now)));
 		{
-			uint64_t since, un = rank_unpolled(s, k, &since);
+			uint64_t since, un = rank_unpolled(k, &since);
 
 			fprintf(o, " unpolled=%" PRIu64, un);
 			if (un)
