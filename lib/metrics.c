@@ -167,6 +167,7 @@ struct mnp {
 	uint64_t count, comm_id;
 	int32_t rank;
 	uint64_t gpu_start, gpu_stop;	/* KernelCh; Coll: min / max */
+	bool gpu_counted;		/* Coll: its GPU time is in dur */
 	/* NET_IB */
 	int32_t device;
 	uint32_t qpn;
@@ -712,17 +713,36 @@ static struct mcoll *np_coll(struct rdt_metrics *m, const struct mnp *e,
 			e->func, CS_PLUGIN);
 }
 
-/* A collective whose children are done: its kernel's GPU time. */
-static void np_retire(void *ctx, struct rdt_np_open_ent *o)
+/* A collective's GPU time (its kernel channels' first start to last
+ * stop), once: when it is stopped and nothing under it is open any more,
+ * at least one kernel channel done (a scrape then sees it within the
+ * moment, not RDT_NP_LINGER_NS later), or when it is retired. */
+static void np_gpu_count(struct rdt_metrics *m, struct mnp *e)
 {
-	struct rdt_metrics *m = ctx;
-	struct mnp *e = (struct mnp *)o;
 	struct mcoll *k;
 
-	if (e->type != RDT_EV_NP_COLL || !e->gpu_stop ||
-	    e->gpu_stop < e->gpu_start || !(k = np_coll(m, e, NULL)))
+	if (e->type != RDT_EV_NP_COLL || e->gpu_counted || !e->gpu_stop ||
+	    e->gpu_stop < e->gpu_start)
 		return;
-	hist_add(&k->dur, e->gpu_stop - e->gpu_start);
+	e->gpu_counted = true;
+	if ((k = np_coll(m, e, NULL)))
+		hist_add(&k->dur, e->gpu_stop - e->gpu_start);
+}
+
+static void np_gpu_done(struct rdt_metrics *m, uint32_t host, uint32_t pid,
+			uint64_t coll)
+{
+	struct mnp *c = coll ? (struct mnp *)rdt_np_open_find(&m->np, host, pid,
+							      coll) : NULL;
+
+	if (c && c->o.stopped && !c->o.open_kids)
+		np_gpu_count(m, c);
+}
+
+/* A kept collective dropped: counted now if it was not. */
+static void np_retire(void *ctx, struct rdt_np_open_ent *o)
+{
+	np_gpu_count(ctx, (struct mnp *)o);
 }
 
 static void np_start(struct rdt_metrics *m, const struct rdt_event *ev)
@@ -776,6 +796,8 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 	struct mnp *c;
 	struct mcoll *k;
 	struct mqp *q;
+	uint32_t host, pid;
+	uint64_t coll;
 
 	if (!e)
 		return;
@@ -801,7 +823,7 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 		if (e->o.stopped)
 			return;		/* stopped twice: bad input */
 		/* Counted at its stop (enqueue), NCCL's moment for it; its
-		 * GPU time when its children are done (np_retire). */
+		 * GPU time when nothing under it is open (np_gpu_done). */
 		if ((k = np_coll(m, e, ev->comm))) {
 			k->n++;
 			k->bytes += e->count * np_type_size(e->dtype);
@@ -809,7 +831,11 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 		}
 		break;
 	}
-	rdt_np_open_stop(&m->np, &e->o, ev->ts);
+	host = e->o.host;
+	pid = e->o.pid;
+	coll = e->o.coll;
+	rdt_np_open_stop(&m->np, &e->o, ev->ts);	/* entries move */
+	np_gpu_done(m, host, pid, coll);
 }
 
 static void np_event(struct rdt_metrics *m, const struct rdt_event *ev)

@@ -70,6 +70,9 @@ struct ctr_priv {
 	/* "\nDEV\n..." of devices said to have no counter files (siw):
 	 * said once, so that no records is not mistaken for no traffic. */
 	char		*said_empty;
+	/* Each counter's first value is a record too (delta 0): a reader
+	 * that exports every counter (--metrics) needs the quiet ones. */
+	bool		first_values;
 };
 
 static uint64_t hash(const char *k)
@@ -225,7 +228,9 @@ static void sample_one(struct ctr_priv *p, int dirfd, const char *dev,
 		}
 		return;
 	}
-	if (had && v != c->value)
+	if (!had)
+		c->value = v;	/* its baseline: no delta */
+	if (v != c->value || (!had && p->first_values))
 		emit(p, c, ts, v);
 	c->value = v;
 	c->have = true;
@@ -450,13 +455,20 @@ static const struct rdt_src_ops ctr_ops = {
 	.close = ctr_close,
 };
 
-RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
-				       const char *sysfs_root,
-				       unsigned int period_ms)
+RDT_EXPORT int rdt_reader_add_counters_opts(struct rdt_reader *r,
+					    const struct rdt_counters_opts *opts)
 {
+	struct rdt_counters_opts o = { .sz = sizeof(o) };
 	const char *env = getenv("RDT_SYSFS_ROOT");
+	const char *sysfs_root;
+	unsigned int period_ms;
 	struct rdt_src *s;
 	struct ctr_priv *p;
+
+	if (opts)	/* a caller built against an older, shorter struct */
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	sysfs_root = o.sysfs_root;
+	period_ms = o.period_ms;
 
 	if (!sysfs_root || !*sysfs_root)
 		sysfs_root = env && *env ? env : "/sys";
@@ -471,6 +483,7 @@ RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
 		return -ENOMEM;
 	}
 	p->s = s;
+	p->first_values = o.first_values;
 	p->netlink = !strcmp(sysfs_root, "/sys");
 	p->period_ns = (uint64_t)(period_ms ? period_ms : CTR_DEFAULT_PERIOD_MS) *
 		       1000000ull;
@@ -499,4 +512,15 @@ RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
 	s->meta = rdt_local_meta();
 	sample(p);	/* the baseline */
 	return (int)s->idx;
+}
+
+RDT_EXPORT int rdt_reader_add_counters(struct rdt_reader *r,
+				       const char *sysfs_root,
+				       unsigned int period_ms)
+{
+	struct rdt_counters_opts o = {
+		.sz = sizeof(o), .sysfs_root = sysfs_root, .period_ms = period_ms,
+	};
+
+	return rdt_reader_add_counters_opts(r, &o);
 }

@@ -18,6 +18,7 @@ the code under test), and the HTTP side (bad requests, slow clients).
 Exit 0, or 1 with "FAIL: ..." naming what differed."""
 import collections
 import json
+import os
 import socket
 import sys
 import time
@@ -31,8 +32,11 @@ def fail(msg):
     sys.exit(1)
 
 
-def query(prom, expr):
-    url = "http://%s/api/v1/query?%s" % (prom, urllib.parse.urlencode({"query": expr}))
+def query(prom, expr, at=None):
+    q = {"query": expr}
+    if at is not None:
+        q["time"] = "%.3f" % at
+    url = "http://%s/api/v1/query?%s" % (prom, urllib.parse.urlencode(q))
     with urllib.request.urlopen(url, timeout=10) as r:
         d = json.load(r)
     if d.get("status") != "success":
@@ -40,13 +44,14 @@ def query(prom, expr):
     return d["data"]["result"]
 
 
-def by(prom, expr, labels):
-    """{(label values...): float} of an instant vector.  Empty: asked again
-    for 5 s, as a scrape that timed out (1 s interval, a loaded machine)
-    leaves its target's series stale until the next one."""
+def by(prom, expr, labels, at=None):
+    """{(label values...): float} of an instant vector (now, or at time
+    @at).  Empty: asked again for 5 s, as a scrape that timed out (1 s
+    interval, a loaded machine) leaves its target's series stale until the
+    next one."""
     for _ in range(10):
         out = {}
-        for s in query(prom, expr):
+        for s in query(prom, expr, at):
             out[tuple(s["metric"].get(l, "") for l in labels)] = float(s["value"][1])
         if out:
             break
@@ -195,6 +200,60 @@ def check_plugin(prom, job, recs, want_wrs):
              by(prom, "sum by (qpn, dev) (rdmatrace_qp_work_requests_total%s)" % sel,
                 ["qpn", "dev"]), wrs)
     return sum(n.values())
+
+
+def check_gpu_prompt(prom, job, recs, end):
+    """As Prometheus saw it 3 s after the driver's end (@end, s since the
+    epoch): every collective whose kernel channels are done had its GPU
+    time already, not RDT_NP_LINGER_NS (10 s) after its last child."""
+    colls, kch, gstop, done = set(), {}, set(), set()
+    for r in recs:
+        k = (r.get("pid"), r.get("id"))
+        t = r["type"]
+        if t == "np_coll":
+            colls.add(k)
+        elif t == "np_kernel_ch":
+            kch[k] = (r["pid"], r["parent"])
+        elif t == "np_state" and r.get("state_id") == 22 and k in kch and r.get("arg"):
+            gstop.add(k)
+        elif t == "np_stop" and k in gstop:
+            done.add(kch[k])
+    want = len(done & colls)
+    if not want:
+        fail("the live trace has no collective with a finished kernel channel")
+    got = by(prom, 'sum(rdmatrace_collective_duration_seconds_count{job="%s",source="nccl_plugin"})' % job,
+             [], end + 3)
+    if got != {(): float(want)}:
+        fail("GPU times 3 s after the driver's end: %s, want %d (the collectives "
+             "whose kernel channels are done)" % (got, want))
+    print("ok: all %d collectives with finished kernel channels have their GPU time, "
+          "3 s after the driver's end" % want)
+
+
+def check_ctr_tree(prom, job, recs, root):
+    """Every counter file of the (fake) sysfs tree is a series with the
+    file's value, the ones that never moved too; the trace has each one's
+    first value as a record with delta 0."""
+    want = {}
+    base = os.path.join(root, "class", "infiniband")
+    for dev in sorted(os.listdir(base)):
+        for port in sorted(os.listdir(os.path.join(base, dev, "ports"))):
+            for d in ("counters", "hw_counters"):
+                p = os.path.join(base, dev, "ports", port, d)
+                for name in sorted(os.listdir(p)) if os.path.isdir(p) else []:
+                    with open(os.path.join(p, name)) as f:
+                        want[(dev, port, name)] = float(f.read().strip())
+    if len(want) < 3:
+        fail("the fake sysfs tree has %d counters" % len(want))
+    same("every port counter, moved or not",
+         by(prom, 'rdmatrace_port_counter_total{job="%s"}' % job, ["dev", "port", "counter"]),
+         want)
+    first = {(r["devname"], str(r["port"]), r["name"]) for r in recs
+             if r["type"] == "port_counter" and r["delta"] == 0}
+    if set(want) - first:
+        fail("no first-value record (delta 0) for %s" % sorted(set(want) - first))
+    print("ok: all %d port counters exported from their first sample, "
+          "each first value in the trace" % len(want))
 
 
 def wait(prom, jobs):
@@ -389,6 +448,8 @@ def main():
         losses_zero(prom, job, recs)
     elif a[0] == "live":
         check_plugin(prom, job, recs, True)
+        check_gpu_prompt(prom, job, recs, float(a[5]))
+        check_ctr_tree(prom, job, recs, a[4])
         losses_zero(prom, job, recs)
         nev = len(recs)
         got = by(prom, 'rdmatrace_metrics_events_total{job="%s"}' % job, [])

@@ -67,7 +67,8 @@ static void usage(FILE *f)
 "                        hw_counters/), sampled every MS ms (default 1000),\n"
 "                        at the start and at the end: a port_counter event\n"
 "                        per counter that moved (default with --follow;\n"
-"                        $RDT_SYSFS_ROOT replaces /sys)\n"
+"                        $RDT_SYSFS_ROOT replaces /sys); with --metrics also\n"
+"                        one per counter at its first sample (delta 0)\n"
 "      --no-counters     live without the port counters\n"
 "      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
 "      --rxe             rdma_rxe completions, packets and retries\n"
@@ -248,14 +249,19 @@ static void np_status(struct rdt_reader *r)
 	src_status(r, ctr_idx, &ctr_said);
 }
 
-/* Port counters: on by default when following, else only when asked. */
+/* Port counters: on by default when following, else only when asked.
+ * --metrics exports every counter, so it wants the first values too. */
 static int add_counters(struct rdt_reader *r, const struct args *a)
 {
+	struct rdt_counters_opts o = {
+		.sz = sizeof(o), .period_ms = (unsigned int)a->counters_ms,
+		.first_values = a->metrics != NULL,
+	};
 	int idx;
 
 	if (a->no_counters || (!a->follow && !a->want_counters))
 		return 0;
-	idx = rdt_reader_add_counters(r, NULL, (unsigned int)a->counters_ms);
+	idx = rdt_reader_add_counters_opts(r, &o);
 	if (idx < 0) {
 		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
 		return -1;

@@ -255,6 +255,18 @@ unsigned int rdt_nccl_plugin_files(const char *dir);
  */
 int rdt_reader_add_counters(struct rdt_reader *r, const char *sysfs_root,
 			    unsigned int period_ms);
+/* The same, with options; @sz first so that the struct can grow. */
+struct rdt_counters_opts {
+	size_t		sz;		/* sizeof(struct rdt_counters_opts) */
+	const char	*sysfs_root;	/* NULL: as above */
+	unsigned int	period_ms;	/* 0: 1000 */
+	/* Also each counter's first value (at the add's sample, or when it
+	 * appears later), as a record with delta 0: every counter is then
+	 * in the trace, the ones that never move too (--metrics). */
+	bool		first_values;
+};
+int rdt_reader_add_counters_opts(struct rdt_reader *r,
+				 const struct rdt_counters_opts *opts);
 
 /*
  * Next event in timestamp order; ties are broken by source index, then
