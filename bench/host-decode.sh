@@ -75,9 +75,12 @@ cg_metrics() {	# TAG SCRAPE SINK-ARGS...
 		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
 }
 if command -v valgrind >/dev/null; then
+	cg binary -o "$W/out.rdt"
 	cg text -F text -w "$W/out.txt"
 	cg text_stuck -F text -w "$W/out.txt" --stuck=2
 	cg quiet -q
+	# -o FILE: what -f -o (and the follow figure) writes
+	cg_metrics binary_metrics 0 -o "$W/out.rdt"
 	cg_metrics text_metrics 0 -F text -w "$W/out.txt"
 	cg_metrics text_metrics_scraped 1 -F text -w "$W/out.txt"
 	cg_metrics quiet_metrics 0 -q

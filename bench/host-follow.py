@@ -13,17 +13,21 @@ regular file does not block, unlike relay's).  Guest capture rates stay
 bench/guest-capture.sh's; this is the reader's own cost, without a guest.
 
   host-follow.py REPS EVENTS      (RDT_BUILD: the build directory)
-prints "R follow.host.dump_ns_per_event N" and "R follow.host.record_ns_per_event N"
+prints "R follow.host.dump_ns_per_event N", the same with --metrics scraped
+every second ("dump_metrics", issue 37) and "R follow.host.record_ns_per_event N"
 per repetition.
 """
 import os
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
 reps, n = int(sys.argv[1]), int(sys.argv[2])
 build = os.environ.get("RDT_BUILD", "build")
@@ -32,6 +36,27 @@ record = f"{build}/bin/rdmatrace-record"
 base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 w = tempfile.mkdtemp(prefix="rdt-follow.", dir=os.environ.get("RDT_BENCH_TMP", base))
 hz = os.sysconf("SC_CLK_TCK")
+
+
+class Scraper(threading.Thread):
+    """GET /metrics every second until stopped (refused: not up yet)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port, self.done = port, threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.wait(1.0):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics",
+                                       timeout=5).read()
+            except OSError:
+                pass
+
+    def stop(self):
+        self.done.set()
+        self.join()
 
 
 def cpu_s(pid):
@@ -55,7 +80,7 @@ try:
     total = sum(len(b) for b in per.values())
     del per
     for _ in range(reps):
-        for tool in ("dump", "record"):
+        for tool in ("dump", "dump_metrics", "record"):
             r = f"{w}/relay"
             shutil.rmtree(r, True)
             shutil.rmtree(f"{w}/cap", True)
@@ -65,10 +90,20 @@ try:
             open(f"{r}/version", "w").write("abi 1.0\nmodule bench\n")
             for c in (0, 1):
                 shutil.copy(f"{w}/t{c}", f"{r}/trace{c}")
-            if tool == "dump":
+            scraper = None
+            if tool.startswith("dump"):
                 cmd = [dump, "-d", r, "-f", "--no-bpf", "--no-enable",
                        "--no-nccl-plugin", "-o", f"{w}/live.rdt"]
                 outs = [f"{w}/live.rdt"]
+                if tool == "dump_metrics":
+                    # Issue 37: the same with the exporter on, scraped
+                    # every second as a Prometheus would be.
+                    s = socket.socket()
+                    s.bind(("127.0.0.1", 0))
+                    port = s.getsockname()[1]
+                    s.close()
+                    cmd.append(f"--metrics=127.0.0.1:{port}")
+                    scraper = Scraper(port)
             else:
                 cmd = [record, "-D", f"{w}/cap", "-d", r, "--no-enable"]
                 outs = [f"{w}/cap/trace0", f"{w}/cap/trace1"]
@@ -79,6 +114,8 @@ try:
                     sys.exit(f"host-follow: {tool} stopped or stalled")
                 time.sleep(0.002)
             c = cpu_s(p.pid)
+            if scraper:
+                scraper.stop()
             p.send_signal(signal.SIGINT)
             p.wait()
             print(f"R follow.host.{tool}_ns_per_event {c / n * 1e9:.0f}",

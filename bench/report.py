@@ -90,6 +90,16 @@ if r is not None:
 a, b = med("decode.text_stuck.instr_per_event"), med("decode.text.instr_per_event")
 if a is not None and b:
     derived["decode.text_stuck_instr_ratio"] = a / b
+# Issue 37: --metrics' cost per event, in instructions over the same read
+# writing a file (-o, the follow figure's output) or text, and as the
+# follow figure's CPU time (moves with the machine's load).
+for sink in ("binary", "text", "quiet"):
+    a, b = med(f"decode.{sink}_metrics.instr_per_event"), med(f"decode.{sink}.instr_per_event")
+    if a is not None and b:
+        derived[f"decode.{sink}_metrics_instr_ratio"] = a / b
+r = ratio("follow.host.dump_metrics_ns_per_event", "follow.host.dump_ns_per_event")
+if r is not None:
+    derived["follow.host.metrics_over_dump_cpu"] = r
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
@@ -132,6 +142,13 @@ tgt("issue 34: --stuck=2 time over the same text read (wall; moves with the mach
     "decode.text_stuck_time_ratio", None, None, "x")
 tgt("issue 34: -q --stuck=2 time over -q (the tracker against a read that writes nothing)",
     "decode.stuck_time_ratio", None, None, "x")
+# Issue 37: "costs nothing measurable per event": 5 %, as for --stuck.
+tgt("issue 37: --metrics instructions per event over the same read to a file (-f -o's output; callgrind)",
+    "decode.binary_metrics_instr_ratio", "<=", 1.05, "x")
+tgt("issue 37: --metrics instructions per event over the same text read (callgrind)",
+    "decode.text_metrics_instr_ratio", "<=", 1.05, "x")
+tgt("issue 37: -f -o with --metrics (scraped each second) over -f -o, CPU per event (moves with the load)",
+    "follow.host.metrics_over_dump_cpu", None, None, "x")
 # Issue 21: the two slow sinks (400 k events); Perfetto's memory stays flat.
 tgt("decode to SQLite", "decode.sqlite.events_per_s", ">=", 1e6, "events/s")
 tgt("decode to Perfetto", "decode.perfetto.events_per_s", ">=", 1e6, "events/s")
