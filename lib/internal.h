@@ -504,6 +504,40 @@ void rdt_np_open_stop(struct rdt_np_open *t, struct rdt_np_open_ent *e,
 /* Retire the kept collectives that are due at @now (UINT64_MAX: all). */
 void rdt_np_open_linger(struct rdt_np_open *t, uint64_t now);
 
+/* NCCL's ncclProfilerKernelChStop: a state record whose arg is a kernel
+ * channel's GPU stop stamp (nccl-profiler/nccl_profiler_abi.h). */
+#define RDT_NP_STATE_KERNEL_CH_STOP	22
+
+/* A plugin event between start and stop, its record's fields decoded
+ * once (np_span.c), for --stats and --metrics: their entries begin with
+ * it, and it begins with np_open's. */
+struct rdt_np_span {
+	struct rdt_np_open_ent o;
+	uint16_t	type;		/* its start record's */
+	uint64_t	ts;		/* its start */
+	/* Coll */
+	char		func[RDT_NP_STR + 1], dtype[RDT_NP_STR + 1];
+	uint64_t	seq, count, comm_id;
+	int32_t		rank;
+	/* KernelCh: its GPU stamps; Coll: its kernel channels' first start
+	 * and last stop (0: none done) */
+	uint64_t	gpu_start, gpu_stop;
+	/* NET_IB */
+	int32_t		device, opcode;
+	uint32_t	qpn;
+	uint64_t	length, wr_id;
+};
+/* A start record's entry, its fields filled; NULL: no memory. */
+struct rdt_np_span *rdt_np_span_start(struct rdt_np_open *t,
+				      const struct rdt_event *ev);
+/* A state record: the kernel channel whose GPU stop it gives, that stop
+ * set; NULL for any other state. */
+struct rdt_np_span *rdt_np_span_state(const struct rdt_np_open *t,
+				      const struct rdt_event *ev);
+/* Kernel channel @e stops: its GPU span widens its collective's. */
+void rdt_np_span_kernel_done(const struct rdt_np_open *t,
+			     const struct rdt_np_span *e);
+
 /* Port counters' recent changes, for "what moved since T" (ctr_history.c):
  * error counters only (traffic counters are left out of the answer). */
 struct rdt_ctr_history;

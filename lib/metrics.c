@@ -157,22 +157,10 @@ struct mctr {
 
 #define CTR_BUCKETS	1024
 
-/* A plugin event between start and stop (np_open.c's table). */
+/* A plugin event between start and stop (np_span.c's fields). */
 struct mnp {
-	struct rdt_np_open_ent o;
-	uint16_t type;
-	uint64_t ts;
-	/* Coll */
-	char func[FUNC_LEN + 1], dtype[RDT_NP_STR + 1];
-	uint64_t count, comm_id;
-	int32_t rank;
-	uint64_t gpu_start, gpu_stop;	/* KernelCh; Coll: min / max */
+	struct rdt_np_span sp;
 	bool gpu_counted;		/* Coll: its GPU time is in dur */
-	/* NET_IB */
-	int32_t device;
-	uint32_t qpn;
-	uint64_t length;
-	int32_t opcode;
 };
 
 struct rdt_metrics {
@@ -709,8 +697,8 @@ static void usdt_mark(struct rdt_metrics *m, const struct rdt_event *ev)
 static struct mcoll *np_coll(struct rdt_metrics *m, const struct mnp *e,
 			     const char *comm)
 {
-	return coll_get(m, e->o.host, e->o.pid, comm, e->comm_id, e->rank,
-			e->func, CS_PLUGIN);
+	return coll_get(m, e->sp.o.host, e->sp.o.pid, comm, e->sp.comm_id,
+			e->sp.rank, e->sp.func, CS_PLUGIN);
 }
 
 /* A collective's GPU time (its kernel channels' first start to last
@@ -721,12 +709,12 @@ static void np_gpu_count(struct rdt_metrics *m, struct mnp *e)
 {
 	struct mcoll *k;
 
-	if (e->type != RDT_EV_NP_COLL || e->gpu_counted || !e->gpu_stop ||
-	    e->gpu_stop < e->gpu_start)
+	if (e->sp.type != RDT_EV_NP_COLL || e->gpu_counted || !e->sp.gpu_stop ||
+	    e->sp.gpu_stop < e->sp.gpu_start)
 		return;
 	e->gpu_counted = true;
 	if ((k = np_coll(m, e, NULL)))
-		hist_add(&k->dur, e->gpu_stop - e->gpu_start);
+		hist_add(&k->dur, e->sp.gpu_stop - e->sp.gpu_start);
 }
 
 static void np_gpu_done(struct rdt_metrics *m, uint32_t host, uint32_t pid,
@@ -735,7 +723,7 @@ static void np_gpu_done(struct rdt_metrics *m, uint32_t host, uint32_t pid,
 	struct mnp *c = coll ? (struct mnp *)rdt_np_open_find(&m->np, host, pid,
 							      coll) : NULL;
 
-	if (c && c->o.stopped && !c->o.open_kids)
+	if (c && c->sp.o.stopped && !c->sp.o.open_kids)
 		np_gpu_count(m, c);
 }
 
@@ -747,45 +735,19 @@ static void np_retire(void *ctx, struct rdt_np_open_ent *o)
 
 static void np_start(struct rdt_metrics *m, const struct rdt_event *ev)
 {
-	const union rdt_record *r = &ev->rec;
-	struct mnp *e = (struct mnp *)rdt_np_open_start(&m->np, ev,
-				r->hdr.type == RDT_EV_NP_COLL, NULL);
+	struct mnp *e = (struct mnp *)rdt_np_span_start(&m->np, ev);
+	struct mqp *q;
 
-	if (!e)
+	if (!e || e->sp.type != RDT_EV_NP_NET_IB)
 		return;
-	e->type = r->hdr.type;
-	e->ts = ev->ts;
-	switch (r->hdr.type) {
-	case RDT_EV_NP_COLL:
-		memcpy(e->func, r->np_coll.func, RDT_NP_STR);
-		e->func[RDT_NP_STR] = 0;
-		memcpy(e->dtype, r->np_coll.datatype, RDT_NP_STR);
-		e->dtype[RDT_NP_STR] = 0;
-		e->count = r->np_coll.count;
-		e->comm_id = r->np_coll.ids.comm_id;
-		e->rank = r->np_coll.ids.rank;
-		break;
-	case RDT_EV_NP_KERNEL_CH:
-		e->gpu_start = r->np_kernel_ch.gpu_start;
-		break;
-	case RDT_EV_NP_NET_IB: {
-		struct mqp *q;
+	q = qp_get(m, ev, (uint32_t)e->sp.device, e->sp.qpn, VIEW_NP);
+	if (q) {
+		unsigned int op = op_index((unsigned int)e->sp.opcode);
 
-		e->device = r->np_net_ib.device;
-		e->qpn = r->np_net_ib.qpn;
-		e->length = r->np_net_ib.length;
-		e->opcode = r->np_net_ib.opcode;
-		q = qp_get(m, ev, (uint32_t)e->device, e->qpn, VIEW_NP);
-		if (q) {
-			unsigned int op = op_index((unsigned int)e->opcode);
-
-			if (!q->owned)
-				qp_owner(q, ev);
-			q->wrs[op]++;
-			q->bytes[op] += e->length;
-		}
-		break;
-	}
+		if (!q->owned)
+			qp_owner(q, ev);
+		q->wrs[op]++;
+		q->bytes[op] += e->sp.length;
 	}
 }
 
@@ -793,7 +755,6 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 {
 	struct mnp *e = (struct mnp *)rdt_np_open_find(&m->np, ev->host,
 				ev->rec.hdr.pid, ev->rec.np_stop.ids.id);
-	struct mnp *c;
 	struct mcoll *k;
 	struct mqp *q;
 	uint32_t host, pid;
@@ -801,58 +762,46 @@ static void np_stop(struct rdt_metrics *m, const struct rdt_event *ev)
 
 	if (!e)
 		return;
-	switch (e->type) {
+	switch (e->sp.type) {
 	case RDT_EV_NP_KERNEL_CH:
-		c = (struct mnp *)rdt_np_open_coll(&m->np, &e->o);
-		if (c && e->gpu_start && e->gpu_stop >= e->gpu_start) {
-			if (!c->gpu_start || e->gpu_start < c->gpu_start)
-				c->gpu_start = e->gpu_start;
-			if (e->gpu_stop > c->gpu_stop)
-				c->gpu_stop = e->gpu_stop;
-		}
+		rdt_np_span_kernel_done(&m->np, &e->sp);
 		break;
 	case RDT_EV_NP_NET_IB:
-		q = qp_get(m, ev, (uint32_t)e->device, e->qpn, VIEW_NP);
+		q = qp_get(m, ev, (uint32_t)e->sp.device, e->sp.qpn, VIEW_NP);
 		if (q) {
 			q->wcs++;
-			if (ev->ts >= e->ts)
-				hist_add(&q->lat, ev->ts - e->ts);
+			if (ev->ts >= e->sp.ts)
+				hist_add(&q->lat, ev->ts - e->sp.ts);
 		}
 		break;
 	case RDT_EV_NP_COLL:
-		if (e->o.stopped)
+		if (e->sp.o.stopped)
 			return;		/* stopped twice: bad input */
 		/* Counted at its stop (enqueue), NCCL's moment for it; its
 		 * GPU time when nothing under it is open (np_gpu_done). */
 		if ((k = np_coll(m, e, ev->comm))) {
 			k->n++;
-			k->bytes += e->count * np_type_size(e->dtype);
-			hist_add(&k->enq, ev->ts >= e->ts ? ev->ts - e->ts : 0);
+			k->bytes += e->sp.count * np_type_size(e->sp.dtype);
+			hist_add(&k->enq, ev->ts >= e->sp.ts ? ev->ts - e->sp.ts : 0);
 		}
 		break;
 	}
-	host = e->o.host;
-	pid = e->o.pid;
-	coll = e->o.coll;
-	rdt_np_open_stop(&m->np, &e->o, ev->ts);	/* entries move */
+	host = e->sp.o.host;
+	pid = e->sp.o.pid;
+	coll = e->sp.o.coll;
+	rdt_np_open_stop(&m->np, &e->sp.o, ev->ts);	/* entries move */
 	np_gpu_done(m, host, pid, coll);
 }
 
 static void np_event(struct rdt_metrics *m, const struct rdt_event *ev)
 {
-	struct mnp *e;
-
 	rdt_np_open_linger(&m->np, ev->ts);
 	switch (ev->rec.hdr.type) {
 	case RDT_EV_NP_STOP:
 		np_stop(m, ev);
 		return;
 	case RDT_EV_NP_STATE:
-		e = (struct mnp *)rdt_np_open_find(&m->np, ev->host,
-				ev->rec.hdr.pid, ev->rec.np_state.ids.id);
-		if (e && e->type == RDT_EV_NP_KERNEL_CH &&
-		    ev->rec.np_state.state == 22)	/* KernelChStop */
-			e->gpu_stop = ev->rec.np_state.arg;
+		rdt_np_span_state(&m->np, ev);
 		return;
 	case RDT_EV_NP_COLL:
 	case RDT_EV_NP_KERNEL_CH:

@@ -651,7 +651,7 @@ static void np_event(struct rdt_sink *s, const struct rdt_event *ev)
 		return;
 	case RDT_EV_NP_STATE:
 		e = np_find(p, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
-		if (e && ev->rec.np_state.state == 22) {	/* KernelChStop */
+		if (e && ev->rec.np_state.state == RDT_NP_STATE_KERNEL_CH_STOP) {
 			e->gpu_stop = ev->rec.np_state.arg;
 			np_gpu_pair(p, ev->host, ev->rec.hdr.pid, ev->ts,
 				    e->gpu_stop);

@@ -18,24 +18,13 @@
 #include "internal.h"
 
 struct np_ev {
-	struct rdt_np_open_ent o;
-	uint16_t	type;
-	uint64_t	ts;
-	uint64_t	gpu_start, gpu_stop;	/* KernelCh; coll: min / max */
+	struct rdt_np_span sp;			/* np_span.c's fields */
 	uint64_t	enq_ns;			/* a stopped Coll */
 	uint64_t	wrs, wr_bytes, slowest_step;
-	int32_t		device;
-	uint32_t	qpn;
-	uint64_t	length;
-	char		func[RDT_NP_STR];
-	/* Coll: which one, by whom; its slowest WR (NET_IB post -> stop) */
-	uint64_t	seq, comm_id, count;
-	int32_t		rank;
+	/* Coll: its slowest WR (NET_IB post -> stop) */
 	uint64_t	wr_lat, wr_id, wr_post;
 	uint32_t	wr_qpn;
 	int32_t		wr_dev;
-	/* NET_IB */
-	uint64_t	wr_id_ib;
 };
 
 /* A communicator's size, from its COMM_INIT: a collective's ranks. */
@@ -155,16 +144,16 @@ static struct np_qp *qp_get(struct rdt_np_stats *s, const struct np_ev *e)
 	struct np_qp *q;
 
 	for (q = s->qps; q; q = q->next)
-		if (q->host == e->o.host && q->pid == e->o.pid &&
-		    q->qpn == e->qpn && q->device == e->device)
+		if (q->host == e->sp.o.host && q->pid == e->sp.o.pid &&
+		    q->qpn == e->sp.qpn && q->device == e->sp.device)
 			return q;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	q->host = e->o.host;
-	q->pid = e->o.pid;
-	q->qpn = e->qpn;
-	q->device = e->device;
+	q->host = e->sp.o.host;
+	q->pid = e->sp.o.pid;
+	q->qpn = e->sp.qpn;
+	q->device = e->sp.device;
 	q->next = s->qps;
 	s->qps = q;
 	return q;
@@ -204,33 +193,10 @@ static void gpu_pair(struct rdt_np_stats *s, const struct rdt_event *ev,
 
 static void start(struct rdt_np_stats *s, const struct rdt_event *ev)
 {
-	const union rdt_record *r = &ev->rec;
-	struct np_ev *e = (struct np_ev *)rdt_np_open_start(&s->open, ev,
-				r->hdr.type == RDT_EV_NP_COLL, NULL);
+	struct rdt_np_span *e = rdt_np_span_start(&s->open, ev);
 
-	if (!e)
-		return;
-	e->type = r->hdr.type;
-	e->ts = ev->ts;
-	switch (r->hdr.type) {
-	case RDT_EV_NP_COLL:
-		memcpy(e->func, r->np_coll.func, sizeof(e->func));
-		e->seq = r->np_coll.seq;
-		e->count = r->np_coll.count;
-		e->comm_id = r->np_coll.ids.comm_id;
-		e->rank = r->np_coll.ids.rank;
-		break;
-	case RDT_EV_NP_KERNEL_CH:
-		e->gpu_start = r->np_kernel_ch.gpu_start;
+	if (e && e->type == RDT_EV_NP_KERNEL_CH)
 		gpu_pair(s, ev, e->gpu_start);
-		break;
-	case RDT_EV_NP_NET_IB:
-		e->device = r->np_net_ib.device;
-		e->qpn = r->np_net_ib.qpn;
-		e->length = r->np_net_ib.length;
-		e->wr_id_ib = r->np_net_ib.wr_id;
-		break;
-	}
 }
 
 /* A communicator's size, as its COMM_INIT said (several: the last). */
@@ -264,12 +230,12 @@ static void slow_span(struct rdt_np_stats *s, const struct np_ev *e,
 		      const struct np_proc *p)
 {
 	struct rdt_slow_span sp = {
-		.name = e->func, .comm = e->comm_id, .seq = e->seq,
-		.count = e->count,
-		.rank = e->rank, .nranks = comm_nranks(s, e->comm_id),
-		.host = e->o.host, .pid = e->o.pid,
-		.begin = (uint64_t)((int64_t)e->gpu_start + p->min_diff),
-		.end = (uint64_t)((int64_t)e->gpu_stop + p->min_diff),
+		.name = e->sp.func, .comm = e->sp.comm_id, .seq = e->sp.seq,
+		.count = e->sp.count,
+		.rank = e->sp.rank, .nranks = comm_nranks(s, e->sp.comm_id),
+		.host = e->sp.o.host, .pid = e->sp.o.pid,
+		.begin = (uint64_t)((int64_t)e->sp.gpu_start + p->min_diff),
+		.end = (uint64_t)((int64_t)e->sp.gpu_stop + p->min_diff),
 		.wr_lat = e->wr_lat, .wr_id = e->wr_id, .wr_post = e->wr_post,
 		.wr_dev = (uint32_t)e->wr_dev, .wr_qpn = e->wr_qpn,
 	};
@@ -282,13 +248,13 @@ static void retire(void *ctx, struct rdt_np_open_ent *o)
 {
 	struct rdt_np_stats *s = ctx;
 	struct np_ev *e = (struct np_ev *)o;
-	struct np_func *f = func_get(s, e->func);
+	struct np_func *f = func_get(s, e->sp.func);
 
 	if (f) {
 		f->n++;
 		f->enqueue_ns += e->enq_ns;
-		if (e->gpu_stop) {
-			uint64_t g = e->gpu_stop - e->gpu_start;
+		if (e->sp.gpu_stop) {
+			uint64_t g = e->sp.gpu_stop - e->sp.gpu_start;
 			struct np_proc *p = proc_get(s, o->host, o->pid);
 
 			if (p && p->pairs && s->slow)
@@ -299,7 +265,7 @@ static void retire(void *ctx, struct rdt_np_open_ent *o)
 			if (g > f->gpu_max)
 				f->gpu_max = g;
 			if (p) {
-				int64_t d = (int64_t)(e->gpu_start - e->ts);
+				int64_t d = (int64_t)(e->sp.gpu_start - e->sp.ts);
 
 				if (!p->launch_n)
 					p->launch_ref = d;
@@ -324,16 +290,11 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 
 	if (!e)
 		return;
-	dur = ev->ts > e->ts ? ev->ts - e->ts : 0;
-	c = (struct np_ev *)rdt_np_open_coll(&s->open, &e->o);
-	switch (e->type) {
+	dur = ev->ts > e->sp.ts ? ev->ts - e->sp.ts : 0;
+	c = (struct np_ev *)rdt_np_open_coll(&s->open, &e->sp.o);
+	switch (e->sp.type) {
 	case RDT_EV_NP_KERNEL_CH:
-		if (c && e->gpu_stop >= e->gpu_start && e->gpu_start) {
-			if (!c->gpu_start || e->gpu_start < c->gpu_start)
-				c->gpu_start = e->gpu_start;
-			if (e->gpu_stop > c->gpu_stop)
-				c->gpu_stop = e->gpu_stop;
-		}
+		rdt_np_span_kernel_done(&s->open, &e->sp);
 		break;
 	case RDT_EV_NP_PROXY_STEP:
 		if (c && dur > c->slowest_step)
@@ -342,19 +303,19 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 	case RDT_EV_NP_NET_IB:
 		if (c) {
 			c->wrs++;
-			c->wr_bytes += e->length;
+			c->wr_bytes += e->sp.length;
 			if (dur > c->wr_lat) {
 				c->wr_lat = dur;
-				c->wr_id = e->wr_id_ib;
-				c->wr_post = e->ts;
-				c->wr_qpn = e->qpn;
-				c->wr_dev = e->device;
+				c->wr_id = e->sp.wr_id;
+				c->wr_post = e->sp.ts;
+				c->wr_qpn = e->sp.qpn;
+				c->wr_dev = e->sp.device;
 			}
 		}
 		q = qp_get(s, e);
 		if (q) {
 			q->wrs++;
-			q->bytes += e->length;
+			q->bytes += e->sp.length;
 			q->lat_sum += dur;
 			if (dur > q->lat_max)
 				q->lat_max = dur;
@@ -362,12 +323,12 @@ static void stop(struct rdt_np_stats *s, const struct rdt_event *ev)
 		break;
 	case RDT_EV_NP_COLL:
 		/* Its children may not have started yet: np_open keeps it. */
-		if (e->o.stopped)
+		if (e->sp.o.stopped)
 			return;		/* stopped twice: bad input */
 		e->enq_ns = dur;
 		break;
 	}
-	rdt_np_open_stop(&s->open, &e->o, ev->ts);
+	rdt_np_open_stop(&s->open, &e->sp.o, ev->ts);
 }
 
 void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
@@ -380,12 +341,9 @@ void rdt_np_stats_add(struct rdt_np_stats *s, const struct rdt_event *ev)
 		stop(s, ev);
 		return;
 	case RDT_EV_NP_STATE:
-		e = find(s, ev->host, ev->rec.hdr.pid, ev->rec.np_state.ids.id);
-		if (e && e->type == RDT_EV_NP_KERNEL_CH &&
-		    ev->rec.np_state.state == 22) {	/* KernelChStop */
-			e->gpu_stop = ev->rec.np_state.arg;
-			gpu_pair(s, ev, e->gpu_stop);
-		}
+		e = (struct np_ev *)rdt_np_span_state(&s->open, ev);
+		if (e)
+			gpu_pair(s, ev, e->sp.gpu_stop);
 		return;
 	case RDT_EV_NP_SKIP:
 		s->skipped++;
