@@ -180,6 +180,35 @@ struct args {
 	int clock_align;	/* enum rdt_clock_align */
 	uint64_t stuck_ns;	/* --stuck, 0: off */
 	const char *metrics;	/* --metrics=[ADDR:]PORT, NULL: off */
+	bool strict;
+};
+
+/* --stuck's reports as records, into the trace being made (-o) and the
+ * output (text, JSON, SQLite, Perfetto), beside the events. */
+struct stuck_out {
+	struct rdt_sink *bin, *out;
+	int err;
+};
+
+/* One run: the reader, where its events go, and what the loop keeps. */
+struct run {
+	struct rdt_reader *r;
+	struct rdt_filter *flt;
+	struct rdt_sink *bin, *out;	/* -o's trace, the output */
+	struct stuck_out stuck_out;
+	struct rdt_stats *st;
+	struct rdt_stuck *stuck;
+	struct rdt_metrics *metrics;
+	struct mhttp *mh;
+	uint64_t next_check;		/* --stuck's */
+	uint64_t events;		/* past the filters */
+	/* The NCCL plugin source attaches to processes as they start, the
+	 * counters source finds devices and bad files as it samples: what
+	 * they say after start-up is printed too, from where it stopped. */
+	int np_idx, ctr_idx;
+	size_t np_said, ctr_said;
+	bool enabled;			/* we switched tracing on */
+	bool given_up;			/* an input detached or not read */
 };
 
 /* Switch tracing on for the run and back off afterwards (blktrace's
@@ -223,12 +252,6 @@ static int add_saved_counters(struct rdt_reader *r, const char *dir)
 	return 0;
 }
 
-/* The NCCL plugin source attaches to processes as they start, the
- * counters source finds devices and bad files as it samples: print what
- * they say after start-up too. */
-static int np_idx = -1, ctr_idx = -1;
-static size_t np_said, ctr_said;
-
 static void src_status(struct rdt_reader *r, int idx, size_t *said)
 {
 	const char *st;
@@ -243,15 +266,15 @@ static void src_status(struct rdt_reader *r, int idx, size_t *said)
 	*said = n;
 }
 
-static void np_status(struct rdt_reader *r)
+static void np_status(struct run *x)
 {
-	src_status(r, np_idx, &np_said);
-	src_status(r, ctr_idx, &ctr_said);
+	src_status(x->r, x->np_idx, &x->np_said);
+	src_status(x->r, x->ctr_idx, &x->ctr_said);
 }
 
 /* Port counters: on by default when following, else only when asked.
  * --metrics exports every counter, so it wants the first values too. */
-static int add_counters(struct rdt_reader *r, const struct args *a)
+static int add_counters(struct run *x, const struct args *a)
 {
 	struct rdt_counters_opts o = {
 		.sz = sizeof(o), .period_ms = (unsigned int)a->counters_ms,
@@ -261,38 +284,40 @@ static int add_counters(struct rdt_reader *r, const struct args *a)
 
 	if (a->no_counters || (!a->follow && !a->want_counters))
 		return 0;
-	idx = rdt_reader_add_counters_opts(r, &o);
+	idx = rdt_reader_add_counters_opts(x->r, &o);
 	if (idx < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(x->r));
 		return -1;
 	}
-	ctr_idx = idx;
-	np_status(r);
+	x->ctr_idx = idx;
+	np_status(x);
 	return 0;
 }
 
 /* In-process NCCL events need neither the module nor BPF: the source is
  * there whenever live reading is, but for a one-shot read with no ring
  * file to read. */
-static int add_nccl_plugin(struct rdt_reader *r, const struct args *a)
+static int add_nccl_plugin(struct run *x, const struct args *a)
 {
 	int idx;
 
 	if (a->no_np || (!a->follow && !rdt_nccl_plugin_files(NULL)))
 		return 0;
-	idx = rdt_reader_add_nccl_plugin(r, NULL);
+	idx = rdt_reader_add_nccl_plugin(x->r, NULL);
 	if (idx < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(x->r));
 		return -1;
 	}
-	np_idx = idx;
-	np_status(r);
+	x->np_idx = idx;
+	np_status(x);
 	return 0;
 }
 
-static int add_live(struct rdt_reader *r, const struct args *a)
+static int add_live(struct run *x, const struct args *a)
 {
-	if (add_counters(r, a) < 0)
+	struct rdt_reader *r = x->r;
+
+	if (add_counters(x, a) < 0)
 		return -1;
 	if (!a->no_relay) {
 		int idx = rdt_reader_add_relay(r, a->relay_dir);
@@ -309,7 +334,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 			return -1;
 	}
 	if (a->no_bpf)
-		return add_nccl_plugin(r, a);
+		return add_nccl_plugin(x, a);
 #ifdef RDT_HAVE_BPF
 	{
 		bool any = a->want_nccl || a->want_rxe || a->want_tcp;
@@ -343,7 +368,7 @@ static int add_live(struct rdt_reader *r, const struct args *a)
 	}
 	fprintf(stderr, "rdmatrace-dump: BPF sources: not built in\n");
 #endif
-	return add_nccl_plugin(r, a);
+	return add_nccl_plugin(x, a);
 }
 
 /* Returns whether a source skipped corrupt data; *given_up: whether an
@@ -461,13 +486,6 @@ static uint64_t stuck_due_set(uint64_t next)
 	return next;
 }
 
-/* --stuck's reports as records, into the trace being made (-o) and the
- * output (text, JSON, SQLite, Perfetto), beside the events. */
-struct stuck_out {
-	struct rdt_sink *bin, *out;
-	int err;
-};
-
 static void stuck_record(void *ctx, const struct rdt_event *ev)
 {
 	struct stuck_out *k = ctx;
@@ -518,270 +536,438 @@ static void metrics_serve(struct mhttp *mh, struct rdt_metrics *m,
 	mhttp_publish(mh, buf, len);
 }
 
-int main(int argc, char **argv)
+/* A number option's value in [lo, hi], or a message and false. */
+static bool num_arg(const char *opt, const char *v, double lo, double hi,
+		    const char *what, double *out)
 {
-	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
-			  .window_ms = 100 };
-	struct rdt_filter *flt = rdt_filter_new();
-	struct rdt_sink *bin = NULL, *out = NULL;
-	struct stuck_out stuck_out = { 0 };
-	struct rdt_stats *st = NULL;
-	struct rdt_stuck *stuck = NULL;
-	struct rdt_metrics *metrics = NULL;
-	struct mhttp *mh = NULL;
-	uint64_t next_check = 0;
-	struct rdt_reader *r = NULL;
-	struct rdt_event ev;
-	struct sigaction sa;
-	bool enabled = false, strict = false, given_up = false;
-	uint64_t events = 0;
-	char err[512];
-	int c, n, ret = 0;
+	char *end;
 
-	a.inputs = calloc((size_t)argc, sizeof(*a.inputs));
-	if (!flt || !a.inputs)
-		return 1;
+	errno = 0;
+	*out = strtod(v, &end);
+	if (*end || !*v || errno || !(*out >= lo) || *out > hi) {
+		fprintf(stderr, "rdmatrace-dump: --%s=%s: %s\n", opt, v, what);
+		return false;
+	}
+	return true;
+}
+
+/* Options into @a and @flt.  Returns -1 to go on, or the exit status
+ * (0 after --help and --version, 2 for a bad option). */
+static int parse_args(int argc, char **argv, struct args *a,
+		      struct rdt_filter *flt)
+{
+	double v;
+	int c;
+
 	while ((c = getopt_long(argc, argv, "i:fd:o:F:w:qshV", longopts, NULL)) != -1) {
 		int e = 0;
 
 		switch (c) {
-		case 'i': a.inputs[a.ninputs++] = optarg; break;
-		case 'f': a.follow = true; break;
-		case 'd': a.relay_dir = optarg; break;
-		case 'o': a.output = optarg; break;
-		case 'w': a.write_path = optarg; break;
-		case 'q': a.quiet = true; break;
-		case 's': a.stats = true; break;
+		case 'i': a->inputs[a->ninputs++] = optarg; break;
+		case 'f': a->follow = true; break;
+		case 'd': a->relay_dir = optarg; break;
+		case 'o': a->output = optarg; break;
+		case 'w': a->write_path = optarg; break;
+		case 'q': a->quiet = true; break;
+		case 's': a->stats = true; break;
 		case 'F':
-			a.format = rdt_format_from_name(optarg);
-			a.format_given = true;
-			if (a.format < 0 || a.format == RDT_FMT_BINARY) {
+			a->format = rdt_format_from_name(optarg);
+			a->format_given = true;
+			if (a->format < 0 || a->format == RDT_FMT_BINARY) {
 				fprintf(stderr, "rdmatrace-dump: unknown format '%s' "
 					"(text, json, perfetto, sqlite)\n", optarg);
-				ret = 2;
-				goto out;
+				return 2;
 			}
 			break;
 		case OPT_DEV: e = rdt_filter_add_dev(flt, optarg); break;
 		case OPT_QPN: e = rdt_filter_add_qpn(flt, optarg); break;
 		case OPT_PID: e = rdt_filter_add_pid(flt, optarg); break;
 		case OPT_TYPE: e = rdt_filter_add_type(flt, optarg); break;
-		case OPT_NO_RELAY: a.no_relay = true; break;
-		case OPT_NO_BPF: a.no_bpf = true; break;
-		case OPT_NCCL: a.want_nccl = true; a.nccl_target = optarg; break;
-		case OPT_RXE: a.want_rxe = true; break;
-		case OPT_TCP: a.want_tcp = true; break;
-		case OPT_NO_ENABLE: a.no_enable = true; break;
-		case OPT_WINDOW: a.window_ms = strtoul(optarg, NULL, 0); break;
-		case OPT_USDT: a.usdt_target = optarg; break;
+		case OPT_NO_RELAY: a->no_relay = true; break;
+		case OPT_NO_BPF: a->no_bpf = true; break;
+		case OPT_NCCL: a->want_nccl = true; a->nccl_target = optarg; break;
+		case OPT_RXE: a->want_rxe = true; break;
+		case OPT_TCP: a->want_tcp = true; break;
+		case OPT_NO_ENABLE: a->no_enable = true; break;
+		case OPT_WINDOW:
+			if (!num_arg("window", optarg, 0, 60000,
+				     "not a number of milliseconds (0 to 60000)", &v))
+				return 2;
+			a->window_ms = (unsigned long)v;
+			break;
+		case OPT_USDT: a->usdt_target = optarg; break;
 		case OPT_VERBS:
-			a.want_verbs = true;
+			a->want_verbs = true;
 			if (optarg) {
 				char *end;
-				long v;
+				long pid;
 
 				errno = 0;
-				v = strtol(optarg, &end, 10);
-				if (*end || !*optarg || errno || v <= 0 || v > INT_MAX) {
+				pid = strtol(optarg, &end, 10);
+				if (*end || !*optarg || errno || pid <= 0 || pid > INT_MAX) {
 					fprintf(stderr, "rdmatrace-dump: --verbs=%s: not a "
 						"process id\n", optarg);
-					goto out;
+					return 2;
 				}
-				a.verbs_pid = (int)v;
+				a->verbs_pid = (int)pid;
 			}
 			break;
-		case OPT_STUCK: {
-			char *end;
-			double v;
-
-			errno = 0;
-			v = strtod(optarg, &end);
-			if (*end || !*optarg || errno || !(v > 0) || v > 86400) {
+		case OPT_STUCK:
+			if (!num_arg("stuck", optarg, 0, 86400,
+				     "not a number of seconds (0 to 86400)", &v))
+				return 2;
+			if (!(v > 0)) {		/* 0 is not a limit */
 				fprintf(stderr, "rdmatrace-dump: --stuck=%s: not a "
 					"number of seconds (0 to 86400)\n", optarg);
-				ret = 2;
-				goto out;
+				return 2;
 			}
-			a.stuck_ns = (uint64_t)(v * 1e9);
+			a->stuck_ns = (uint64_t)(v * 1e9);
 			break;
-		}
-		case OPT_NO_NCCL_PLUGIN: a.no_np = true; break;
+		case OPT_NO_NCCL_PLUGIN: a->no_np = true; break;
 		case OPT_COUNTERS:
-			a.want_counters = true;
+			a->want_counters = true;
 			if (optarg) {
 				char *end;
 
-				a.counters_ms = strtoul(optarg, &end, 10);
-				if (*end || !*optarg || !a.counters_ms ||
-				    a.counters_ms > 3600000) {
+				a->counters_ms = strtoul(optarg, &end, 10);
+				if (*end || !*optarg || !a->counters_ms ||
+				    a->counters_ms > 3600000) {
 					fprintf(stderr, "rdmatrace-dump: bad "
 						"--counters period '%s' (ms, "
 						"1 to 3600000)\n", optarg);
-					ret = 2;
-					goto out;
+					return 2;
 				}
 			}
 			break;
-		case OPT_NO_COUNTERS: a.no_counters = true; break;
-		case OPT_STRICT: strict = true; break;
-		case OPT_METRICS: a.metrics = optarg; break;
+		case OPT_NO_COUNTERS: a->no_counters = true; break;
+		case OPT_STRICT: a->strict = true; break;
+		case OPT_METRICS: a->metrics = optarg; break;
 		case OPT_CLOCK_ALIGN:
 			if (!strcmp(optarg, "auto")) {
-				a.clock_align = RDT_CLOCK_ALIGN_AUTO;
+				a->clock_align = RDT_CLOCK_ALIGN_AUTO;
 			} else if (!strcmp(optarg, "off") ||
 				   !strcmp(optarg, "header")) {
-				a.clock_align = RDT_CLOCK_ALIGN_HEADER;
+				a->clock_align = RDT_CLOCK_ALIGN_HEADER;
 			} else {
 				fprintf(stderr, "rdmatrace-dump: bad --clock-align "
 					"'%s' (auto, off, header)\n", optarg);
-				ret = 2;
-				goto out;
+				return 2;
 			}
 			break;
 		case 'h':
 			usage(stdout);
-			goto out;
+			return 0;
 		case 'V':
 			printf("rdmatrace-dump %s (wire ABI %d.%d, BPF sources %s)\n",
 			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
 			       rdt_have_bpf() ? "built in" : "not built in");
-			goto out;
+			return 0;
 		default:
 			usage(stderr);
-			ret = 2;
-			goto out;
+			return 2;
 		}
 		if (e) {
 			fprintf(stderr, "rdmatrace-dump: bad filter list '%s' for --%s\n",
 				optarg, longopts[c - OPT_DEV + 10].name);
-			ret = 2;
-			goto out;
+			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rdmatrace-dump: unexpected argument '%s'\n", argv[optind]);
-		ret = 2;
-		goto out;
+		return 2;
 	}
-	if (a.want_counters && (a.ninputs || a.no_counters)) {
+	return -1;
+}
+
+/* What the options say together.  Returns -1 to go on, or 2. */
+static int check_args(struct args *a)
+{
+	if (a->want_counters && (a->ninputs || a->no_counters)) {
 		fprintf(stderr, "rdmatrace-dump: --counters samples this host "
 			"live: not with -i files (their port_counter events "
 			"are read as they are) or --no-counters\n");
-		ret = 2;
-		goto out;
+		return 2;
 	}
-	if (a.follow && a.ninputs) {
+	if (a->follow && a->ninputs) {
 		fprintf(stderr, "rdmatrace-dump: --follow reads live sources, not -i files\n");
-		ret = 2;
-		goto out;
+		return 2;
 	}
-	if (!a.ninputs && !a.no_relay && saved_capture(a.relay_dir)) {
+	if (!a->ninputs && !a->no_relay && saved_capture(a->relay_dir)) {
 		/* Its events are the recording's: nothing live belongs with
 		 * them. */
-		if (a.follow || a.want_nccl || a.want_rxe || a.want_tcp ||
-		    a.usdt_target || a.want_verbs || a.want_counters) {
+		if (a->follow || a->want_nccl || a->want_rxe || a->want_tcp ||
+		    a->usdt_target || a->want_verbs || a->want_counters) {
 			fprintf(stderr, "rdmatrace-dump: %s is a capture saved by "
 				"rdmatrace-record: it is decoded as it is, "
 				"without --follow or BPF sources\n",
-				a.relay_dir);
-			ret = 2;
-			goto out;
+				a->relay_dir);
+			return 2;
 		}
-		a.no_bpf = true;
-		a.no_np = true;
-		a.no_counters = true;
+		a->no_bpf = true;
+		a->no_np = true;
+		a->no_counters = true;
 	}
-	if (a.metrics) {
-		/* Before the sources: a port in use is said at once. */
-		mh = mhttp_start(a.metrics, err, sizeof(err));
-		if (!mh) {
-			ret = errno == EINVAL ? 2 : 1;
-			fprintf(stderr, "rdmatrace-dump: %s\n", err);
-			goto out;
-		}
-		metrics = rdt_metrics_new(NULL);
-		if (!metrics) {
-			ret = 1;
-			goto out;
-		}
-		fprintf(stderr, "rdmatrace-dump: metrics at http://%s/metrics\n",
-			mhttp_where(mh));
-	}
-	if (a.format == RDT_FMT_SQLITE && !a.write_path) {
+	if (a->format == RDT_FMT_SQLITE && !a->write_path) {
 		fprintf(stderr, "rdmatrace-dump: --format sqlite needs -w FILE\n");
-		ret = 2;
+		return 2;
+	}
+	return -1;
+}
+
+/* --metrics' server, before the sources: a port in use is said at once.
+ * Returns -1 to go on, or the exit status. */
+static int start_metrics(struct run *x, const struct args *a)
+{
+	char err[512];
+
+	x->mh = mhttp_start(a->metrics, err, sizeof(err));
+	if (!x->mh) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", err);
+		return errno == EINVAL ? 2 : 1;
+	}
+	x->metrics = rdt_metrics_new(NULL);
+	if (!x->metrics)
+		return 1;
+	fprintf(stderr, "rdmatrace-dump: metrics at http://%s/metrics\n",
+		mhttp_where(x->mh));
+	return -1;
+}
+
+/* The reader and its sources: the files, or what is live here. */
+static int open_reader(struct run *x, const struct args *a)
+{
+	x->r = rdt_reader_new(&(struct rdt_reader_opts){
+		.sz = sizeof(struct rdt_reader_opts), .follow = a->follow,
+		.reorder_window_ns = a->window_ms * 1000000ull,
+		.clock_align = a->clock_align });
+	if (!x->r)
+		return -1;
+	for (int i = 0; i < a->ninputs; i++)
+		if (rdt_reader_add_file(x->r, a->inputs[i]) < 0) {
+			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(x->r));
+			return -1;
+		}
+	if (!a->ninputs && add_live(x, a) < 0)
+		return -1;
+	/* Files of several hosts: their clocks aligned (a first pass over
+	 * them) and said so before any event. */
+	if (a->ninputs > 1) {
+		int e = rdt_reader_align_clocks(x->r);
+
+		fputs(rdt_reader_clock_report(x->r), stderr);
+		if (e < 0)
+			fprintf(stderr, "rdmatrace-dump: clock alignment: %s: "
+				"header offsets kept\n", strerror(-e));
+	}
+	return 0;
+}
+
+/* Where the events go: -o's trace, the output, --stats, --stuck. */
+static int open_consumers(struct run *x, const struct args *a,
+			  struct sigaction *sa)
+{
+	char err[512];
+
+	if (a->output && !(x->bin = rdt_sink_open(RDT_FMT_BINARY, a->output,
+						  x->r, err, sizeof(err)))) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", err);
+		return -1;
+	}
+	/* -o alone records quietly, as blktrace does. */
+	if (!a->quiet && (!a->output || a->format_given || a->write_path) &&
+	    !(x->out = rdt_sink_open((enum rdt_format)a->format,
+				     a->write_path ? a->write_path : "-", x->r,
+				     err, sizeof(err)))) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", err);
+		return -1;
+	}
+	if (a->stats && !(x->st = rdt_stats_new()))
+		return -1;
+	if (a->stuck_ns) {
+		x->stuck = rdt_stuck_new(a->stuck_ns);
+		if (!x->stuck)
+			return -1;
+		/* Live with no saved trace: every rank is a process here. */
+		rdt_stuck_watch_procs(x->stuck, a->follow && !a->ninputs);
+		x->stuck_out.bin = x->bin;
+		x->stuck_out.out = x->out;
+		if (x->bin || x->out)
+			rdt_stuck_on_record(x->stuck, stuck_record, &x->stuck_out);
+		sa->sa_handler = on_usr1;
+		sigaction(SIGUSR1, sa, NULL);
+		if (x->metrics)
+			rdt_metrics_watch_stuck(x->metrics, x->stuck);
+	}
+	return 0;
+}
+
+/* One event past the filters, to each consumer. */
+static int consume(struct run *x, const struct rdt_event *ev)
+{
+	x->events++;
+	if (x->bin && rdt_sink_write(x->bin, ev) < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(x->bin));
+		return -1;
+	}
+	if (x->out && rdt_sink_write(x->out, ev) < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(x->out));
+		return -1;
+	}
+	if (x->st)
+		rdt_stats_add(x->st, ev);
+	if (x->stuck)
+		rdt_stuck_add(x->stuck, ev);
+	if (x->metrics)
+		rdt_metrics_add(x->metrics, ev);
+	return 0;
+}
+
+/* Until the input ends or a signal stops it.  Returns the last
+ * rdt_reader_next(), or 1 after a write failed. */
+static int read_loop(struct run *x, const struct args *a)
+{
+	struct rdt_event ev;
+	int n;
+
+	for (;;) {
+		if (stop_requested == 1) {
+			rdt_reader_stop(x->r);
+			stop_requested = 2;
+		}
+		n = rdt_reader_next(x->r, &ev, a->follow ? 200 : -1);
+		if (n == -EAGAIN) {
+			if (x->stuck)
+				x->next_check = stuck_due_set(stuck_tick(x->stuck,
+					x->r, a, true, x->next_check,
+					rdt_reader_last_ts(x->r)));
+			np_status(x);
+			metrics_serve(x->mh, x->metrics, x->r, a);
+			fflush(stdout);
+			continue;
+		}
+		if (n <= 0)
+			return n;
+		/* The clock is the reader's latest event time; an event
+		 * out of order only makes a due check wait for the next. */
+		if (x->stuck &&
+		    ev.ts >= atomic_load_explicit(&stuck_due, memory_order_relaxed))
+			x->next_check = stuck_due_set(stuck_tick(x->stuck, x->r,
+					a, false, x->next_check,
+					rdt_reader_last_ts(x->r)));
+		/* A scrape waiting for a fresh page is looked at every 256
+		 * events: at 100 events/s a page is at most 2.6 s old. */
+		if (!(x->events & 255)) {
+			if (!(x->events & 4095))
+				np_status(x);
+			metrics_serve(x->mh, x->metrics, x->r, a);
+		}
+		if (!rdt_filter_match(x->flt, &ev))
+			continue;
+		if (consume(x, &ev) < 0)
+			return 1;
+	}
+}
+
+/* After the loop: reports, the outputs closed, the summary, losses.
+ * Returns 1 where the run must exit non-zero, else 0. */
+static int finish(struct run *x, const struct args *a, int n)
+{
+	FILE *so;
+	int ret = 0;
+
+	np_status(x);
+	if (x->stuck) {
+		stuck_end(x->stuck, x->r, a, rdt_reader_last_ts(x->r));
+		if (x->stuck_out.err) {
+			fprintf(stderr, "rdmatrace-dump: --stuck: a report record could not be written: %s\n",
+				rdt_sink_error(x->stuck_out.bin ? x->stuck_out.bin :
+					       x->stuck_out.out));
+			ret = 1;
+		}
+	}
+	if (x->enabled)
+		set_enable(a->relay_dir, false);
+	/* --stats after the events, except where that would break a JSON
+	 * document on stdout. */
+	so = x->out && !a->write_path && a->format == RDT_FMT_PERFETTO ?
+	     stderr : stdout;
+	if (rdt_sink_close(x->out, x->r) < 0 || rdt_sink_close(x->bin, x->r) < 0)
+		ret = 1;
+	x->out = x->bin = NULL;
+	if (x->st) {
+
+		if (a->format == RDT_FMT_JSON)
+			rdt_stats_print_json(x->st, x->r, so);
+		else
+			rdt_stats_print(x->st, x->r, so);
+	}
+	/* Everything readable was written; the exit still says it was not
+	 * all there. */
+	if (drop_report(x->r, x->events, &x->given_up))
+		ret = 1;
+	if (a->strict && x->given_up)
+		ret = 1;
+	if (n < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(x->r));
+		ret = 1;
+	}
+	return ret;
+}
+
+/* The input ended before a signal stopped the run (-i, a one-shot read):
+ * the final figures stay served until Ctrl-C/SIGTERM. */
+static void serve_final(struct run *x, const struct args *a)
+{
+	rdt_metrics_finish(x->metrics);
+	fprintf(stderr, "rdmatrace-dump: input ended; serving its metrics "
+		"at http://%s/metrics until Ctrl-C\n", mhttp_where(x->mh));
+	while (!stop_requested) {
+		metrics_serve(x->mh, x->metrics, x->r, a);
+		usleep(50000);
+	}
+}
+
+static void run_free(struct run *x)
+{
+	rdt_sink_close(x->out, x->r);
+	rdt_sink_close(x->bin, x->r);
+	rdt_stats_free(x->st);
+	mhttp_stop(x->mh);
+	rdt_metrics_free(x->metrics);
+	rdt_stuck_free(x->stuck);
+	rdt_reader_free(x->r);
+	rdt_filter_free(x->flt);
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
+			  .window_ms = 100 };
+	struct run x = { .np_idx = -1, .ctr_idx = -1 };
+	struct sigaction sa;
+	int n, ret;
+
+	a.inputs = calloc((size_t)argc, sizeof(*a.inputs));
+	x.flt = rdt_filter_new();
+	if (!x.flt || !a.inputs) {
+		ret = 1;
 		goto out;
 	}
-
+	if ((ret = parse_args(argc, argv, &a, x.flt)) >= 0 ||
+	    (ret = check_args(&a)) >= 0 ||
+	    (a.metrics && (ret = start_metrics(&x, &a)) >= 0))
+		goto out;
+	ret = 0;
 	/* Before attaching: Ctrl-C while BPF programs load (seconds) must
 	 * still end in a clean flush and drop report, not a dead process. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r = rdt_reader_new(&(struct rdt_reader_opts){
-		.sz = sizeof(struct rdt_reader_opts), .follow = a.follow,
-		.reorder_window_ns = a.window_ms * 1000000ull,
-		.clock_align = a.clock_align });
-	if (!r) {
+	if (open_reader(&x, &a) < 0 || open_consumers(&x, &a, &sa) < 0) {
 		ret = 1;
 		goto out;
 	}
-	for (int i = 0; i < a.ninputs; i++)
-		if (rdt_reader_add_file(r, a.inputs[i]) < 0) {
-			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
-			ret = 1;
-			goto out;
-		}
-	if (!a.ninputs && add_live(r, &a) < 0) {
-		ret = 1;
-		goto out;
-	}
-	/* Files of several hosts: their clocks aligned (a first pass over
-	 * them) and said so before any event. */
-	if (a.ninputs > 1) {
-		int e = rdt_reader_align_clocks(r);
-
-		fputs(rdt_reader_clock_report(r), stderr);
-		if (e < 0)
-			fprintf(stderr, "rdmatrace-dump: clock alignment: %s: "
-				"header offsets kept\n", strerror(-e));
-	}
-
-	if (a.output && !(bin = rdt_sink_open(RDT_FMT_BINARY, a.output, r, err, sizeof(err)))) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", err);
-		ret = 1;
-		goto out;
-	}
-	/* -o alone records quietly, as blktrace does. */
-	if (!a.quiet && (!a.output || a.format_given || a.write_path) &&
-	    !(out = rdt_sink_open((enum rdt_format)a.format,
-				  a.write_path ? a.write_path : "-", r, err, sizeof(err)))) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", err);
-		rdt_sink_close(bin, r);
-		ret = 1;
-		goto out;
-	}
-	if (a.stats)
-		st = rdt_stats_new();
-	if (a.stuck_ns) {
-		stuck = rdt_stuck_new(a.stuck_ns);
-		if (!stuck) {
-			ret = 1;
-			goto out;
-		}
-		/* Live with no saved trace: every rank is a process here. */
-		rdt_stuck_watch_procs(stuck, a.follow && !a.ninputs);
-		stuck_out.bin = bin;
-		stuck_out.out = out;
-		if (bin || out)
-			rdt_stuck_on_record(stuck, stuck_record, &stuck_out);
-		sa.sa_handler = on_usr1;
-		sigaction(SIGUSR1, &sa, NULL);
-		if (metrics)
-			rdt_metrics_watch_stuck(metrics, stuck);
-	}
-
 	if (a.follow && !a.no_relay && !a.no_enable) {
 		int e = set_enable(a.relay_dir, true);
 
@@ -791,112 +977,19 @@ int main(int argc, char **argv)
 			ret = 1;
 			stop_requested = 1;
 		}
-		enabled = e > 0;
+		x.enabled = e > 0;
 	}
-
-	for (;;) {
-		if (stop_requested == 1) {
-			rdt_reader_stop(r);
-			stop_requested = 2;
-		}
-		n = rdt_reader_next(r, &ev, a.follow ? 200 : -1);
-		if (n == -EAGAIN) {
-			if (stuck)
-				next_check = stuck_due_set(stuck_tick(stuck, r, &a,
-					true, next_check, rdt_reader_last_ts(r)));
-			np_status(r);
-			metrics_serve(mh, metrics, r, &a);
-			fflush(stdout);
-			continue;
-		}
-		if (n <= 0)
-			break;
-		/* The clock is the reader's latest event time; an event
-		 * out of order only makes a due check wait for the next. */
-		if (stuck &&
-		    ev.ts >= atomic_load_explicit(&stuck_due, memory_order_relaxed))
-			next_check = stuck_due_set(stuck_tick(stuck, r, &a, false,
-							      next_check,
-							      rdt_reader_last_ts(r)));
-		/* A scrape waiting for a fresh page is looked at every 256
-		 * events: at 100 events/s a page is at most 2.6 s old. */
-		if (!(events & 255)) {
-			if (!(events & 4095))
-				np_status(r);
-			metrics_serve(mh, metrics, r, &a);
-		}
-		if (!rdt_filter_match(flt, &ev))
-			continue;
-		events++;
-		if (bin && rdt_sink_write(bin, &ev) < 0) {
-			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(bin));
-			ret = 1;
-			break;
-		}
-		if (out && rdt_sink_write(out, &ev) < 0) {
-			fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(out));
-			ret = 1;
-			break;
-		}
-		if (st)
-			rdt_stats_add(st, &ev);
-		if (stuck)
-			rdt_stuck_add(stuck, &ev);
-		if (metrics)
-			rdt_metrics_add(metrics, &ev);
-	}
-	np_status(r);
-	if (stuck) {
-		stuck_end(stuck, r, &a, rdt_reader_last_ts(r));
-		if (stuck_out.err) {
-			fprintf(stderr, "rdmatrace-dump: --stuck: a report record could not be written: %s\n",
-				rdt_sink_error(stuck_out.bin ? stuck_out.bin : stuck_out.out));
-			ret = 1;
-		}
-	}
-	if (enabled)
-		set_enable(a.relay_dir, false);
-	if (rdt_sink_close(out, r) < 0 || rdt_sink_close(bin, r) < 0)
+	n = read_loop(&x, &a);
+	if (n == 1) {
 		ret = 1;
-	if (st) {
-		/* After the events, except where that would break a JSON
-		 * document on stdout. */
-		FILE *so = out && !a.write_path && a.format == RDT_FMT_PERFETTO ?
-			   stderr : stdout;
-
-		if (a.format == RDT_FMT_JSON)
-			rdt_stats_print_json(st, r, so);
-		else
-			rdt_stats_print(st, r, so);
-		rdt_stats_free(st);
+		n = 0;
 	}
-	/* Everything readable was written; the exit still says it was not
-	 * all there. */
-	if (drop_report(r, events, &given_up))
+	if (finish(&x, &a, n))
 		ret = 1;
-	if (strict && given_up)
-		ret = 1;
-	if (n < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_reader_error(r));
-		ret = 1;
-	}
-	/* The input ended before a signal stopped the run (-i, a one-shot
-	 * read): the final figures stay served until Ctrl-C/SIGTERM. */
-	if (mh && !stop_requested) {
-		rdt_metrics_finish(metrics);
-		fprintf(stderr, "rdmatrace-dump: input ended; serving its metrics "
-			"at http://%s/metrics until Ctrl-C\n", mhttp_where(mh));
-		while (!stop_requested) {
-			metrics_serve(mh, metrics, r, &a);
-			usleep(50000);
-		}
-	}
+	if (x.mh && !stop_requested)
+		serve_final(&x, &a);
 out:
-	mhttp_stop(mh);
-	rdt_metrics_free(metrics);
-	rdt_stuck_free(stuck);
-	rdt_reader_free(r);
-	rdt_filter_free(flt);
+	run_free(&x);
 	free(a.inputs);
 	return ret;
 }
