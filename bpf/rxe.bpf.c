@@ -3,7 +3,7 @@
  * rdma_rxe internals: every completion (rxe_cq_post, user and kernel CQs
  * alike: rdma-core's rxe provider polls CQs in userspace, so the kmod's
  * poll_cq wrapper never sees them), every received packet (rxe_rcv), every
- * sent one (rxe_xmit_packet) and the requester's retries.  Each hook exists twice, fentry and kprobe,
+ * sent one (rxe_xmit_packet) and the requester's retries.  Each hook exists twice, fentry and kprobe (RXE_HOOK),
  * sharing one body; the loader autoloads one family: fentry where the
  * kernel can attach it to module BTF, kprobe otherwise.
  */
@@ -198,76 +198,42 @@ static __always_inline void on_timer(struct timer_list *t, __u32 kind)
 		   kind);
 }
 
-SEC("fentry/rxe_cq_post")
-int BPF_PROG(fentry_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
-{
-	on_cq_post(cq, cqe, true);
-	return 0;
+/*
+ * Each hook, fentry and kprobe, from one line: @name the programs' names
+ * (fentry_@name, kprobe_@name: the loader's), @func the kernel function,
+ * @call the body, where `d` says which family it runs in (a constant in
+ * each program, so each keeps one of RXE_RD()'s two reads), then the
+ * function's arguments.
+ */
+#define RXE_HOOK(name, func, call, args...)			\
+SEC("fentry/" #func)						\
+int BPF_PROG(fentry_##name, args)				\
+{								\
+	const bool d = true;					\
+								\
+	call;							\
+	return 0;						\
+}								\
+								\
+SEC("kprobe/" #func)						\
+int BPF_KPROBE(kprobe_##name, args)				\
+{								\
+	const bool d = false;					\
+								\
+	call;							\
+	return 0;						\
 }
 
-SEC("kprobe/rxe_cq_post")
-int BPF_KPROBE(kprobe_cq_post, struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
-{
-	on_cq_post(cq, cqe, false);
-	return 0;
-}
-
-SEC("fentry/rxe_rcv")
-int BPF_PROG(fentry_rcv, struct sk_buff *skb)
-{
-	on_rcv(skb, true);
-	return 0;
-}
-
-SEC("kprobe/rxe_rcv")
-int BPF_KPROBE(kprobe_rcv, struct sk_buff *skb)
-{
-	on_rcv(skb, false);
-	return 0;
-}
-
+RXE_HOOK(cq_post, rxe_cq_post, on_cq_post(cq, cqe, d),
+	 struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
+RXE_HOOK(rcv, rxe_rcv, on_rcv(skb, d), struct sk_buff *skb)
 /* Called from rxe_req.c and rxe_resp.c: never inlined into its callers. */
-SEC("fentry/rxe_xmit_packet")
-int BPF_PROG(fentry_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
-	     struct sk_buff *skb)
-{
-	on_xmit(qp, pkt, skb, true);
-	return 0;
-}
-
-SEC("kprobe/rxe_xmit_packet")
-int BPF_KPROBE(kprobe_xmit_packet, struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
-	       struct sk_buff *skb)
-{
-	on_xmit(qp, pkt, skb, false);
-	return 0;
-}
-
-/* Timer callbacks go through a pointer, so they are never inlined away. */
-SEC("fentry/retransmit_timer")
-int BPF_PROG(fentry_retransmit_timer, struct timer_list *t)
-{
-	on_timer(t, RDT_RXE_RETRANSMIT);
-	return 0;
-}
-
-SEC("kprobe/retransmit_timer")
-int BPF_KPROBE(kprobe_retransmit_timer, struct timer_list *t)
-{
-	on_timer(t, RDT_RXE_RETRANSMIT);
-	return 0;
-}
-
-SEC("fentry/rnr_nak_timer")
-int BPF_PROG(fentry_rnr_nak_timer, struct timer_list *t)
-{
-	on_timer(t, RDT_RXE_RNR);
-	return 0;
-}
-
-SEC("kprobe/rnr_nak_timer")
-int BPF_KPROBE(kprobe_rnr_nak_timer, struct timer_list *t)
-{
-	on_timer(t, RDT_RXE_RNR);
-	return 0;
-}
+RXE_HOOK(xmit_packet, rxe_xmit_packet, on_xmit(qp, pkt, skb, d),
+	 struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
+	 struct sk_buff *skb)
+/* Timer callbacks go through a pointer, so they are never inlined away;
+ * their bodies read through BPF_CORE_READ in both families. */
+RXE_HOOK(retransmit_timer, retransmit_timer,
+	 ((void)d, on_timer(t, RDT_RXE_RETRANSMIT)), struct timer_list *t)
+RXE_HOOK(rnr_nak_timer, rnr_nak_timer,
+	 ((void)d, on_timer(t, RDT_RXE_RNR)), struct timer_list *t)
