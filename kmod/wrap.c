@@ -543,111 +543,67 @@ void rdt_dp_wait(void)
  * exit waits for the count (rdt_dp_wait()).
  */
 
-/* Off, and not the last device wrapped: the hash lookup, out of line. */
-static noinline int rdt_slow_post_send(struct ib_qp *qp,
-				       const struct ib_send_wr *wr,
-				       const struct ib_send_wr **bad)
-{
-	struct rdt_dev *rd = rdt_dev_find_slow(qp->device);
-
-	return rd ? rd->orig.post_send(qp, wr, bad) : -ENODEV;
+/*
+ * A data path op's wrappers, three macros (each names a parameter of its
+ * own once, so none is evaluated twice): rdt_@op, the ops table's entry,
+ * counts itself in flight around __rdt_@op, which runs @traced while
+ * anything traces (the relay trace, or @on: the op's tracepoints), else
+ * jumps to the original of the last device wrapped, or of @dev's device,
+ * found by the hash lookup out of line (rdt_slow_@op).  @params: the op's
+ * parameters in parentheses; then their names.
+ */
+#define RDT_DP_SLOW(op, dev, params, ...)				\
+static noinline int rdt_slow_##op params				\
+{									\
+	struct rdt_dev *rd = rdt_dev_find_slow(dev);			\
+									\
+	return rd ? rd->orig.op(__VA_ARGS__) : -ENODEV;			\
 }
 
-static __always_inline int
-__rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-		const struct ib_send_wr **bad)
-{
-	struct rdt_dev *rd;
-
-	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_send) ||
-	    rdt_tp_on(post_send_ret))
-		return rdt_traced_post_send(qp, wr, bad);
-	rd = READ_ONCE(rdt_dev_last);
-	if (unlikely(rd->ibdev != qp->device))
-		return rdt_slow_post_send(qp, wr, bad);
-	return rd->orig.post_send(qp, wr, bad);
+#define RDT_DP_FAST(op, dev, on, traced, params, ...)			\
+static __always_inline int __rdt_##op params				\
+{									\
+	struct rdt_dev *rd;						\
+									\
+	if (READ_ONCE(rdt_enabled) || (on))				\
+		return traced;						\
+	rd = READ_ONCE(rdt_dev_last);					\
+	if (unlikely(rd->ibdev != (dev)))				\
+		return rdt_slow_##op(__VA_ARGS__);			\
+	return rd->orig.op(__VA_ARGS__);				\
 }
 
-static int rdt_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			 const struct ib_send_wr **bad)
-{
-	int ret;
-
-	rdt_dp_enter();
-	ret = __rdt_post_send(qp, wr, bad);
-	rdt_dp_exit();
-	return ret;
+#define RDT_DP_ENTRY(op, params, ...)					\
+static int rdt_##op params						\
+{									\
+	int ret;							\
+									\
+	rdt_dp_enter();							\
+	ret = __rdt_##op(__VA_ARGS__);					\
+	rdt_dp_exit();							\
+	return ret;							\
 }
 
-static noinline int rdt_slow_post_recv(struct ib_qp *qp,
-				       const struct ib_recv_wr *wr,
-				       const struct ib_recv_wr **bad)
-{
-	struct rdt_dev *rd = rdt_dev_find_slow(qp->device);
+#define RDT_POST_SEND_PARAMS (struct ib_qp *qp, const struct ib_send_wr *wr, \
+				const struct ib_send_wr **bad)
+RDT_DP_SLOW(post_send, qp->device, RDT_POST_SEND_PARAMS, qp, wr, bad)
+RDT_DP_FAST(post_send, qp->device, rdt_tp_on(post_send) || rdt_tp_on(post_send_ret),
+	    rdt_traced_post_send(qp, wr, bad), RDT_POST_SEND_PARAMS, qp, wr, bad)
+RDT_DP_ENTRY(post_send, RDT_POST_SEND_PARAMS, qp, wr, bad)
 
-	return rd ? rd->orig.post_recv(qp, wr, bad) : -ENODEV;
-}
+#define RDT_POST_RECV_PARAMS (struct ib_qp *qp, const struct ib_recv_wr *wr, \
+				const struct ib_recv_wr **bad)
+RDT_DP_SLOW(post_recv, qp->device, RDT_POST_RECV_PARAMS, qp, wr, bad)
+RDT_DP_FAST(post_recv, qp->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
+	    rdt_traced_post_recv(qp, NULL, wr, bad), RDT_POST_RECV_PARAMS, qp, wr, bad)
+RDT_DP_ENTRY(post_recv, RDT_POST_RECV_PARAMS, qp, wr, bad)
 
-static __always_inline int
-__rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-		const struct ib_recv_wr **bad)
-{
-	struct rdt_dev *rd;
-
-	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_recv) ||
-	    rdt_tp_on(post_recv_ret))
-		return rdt_traced_post_recv(qp, NULL, wr, bad);
-	rd = READ_ONCE(rdt_dev_last);
-	if (unlikely(rd->ibdev != qp->device))
-		return rdt_slow_post_recv(qp, wr, bad);
-	return rd->orig.post_recv(qp, wr, bad);
-}
-
-static int rdt_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			 const struct ib_recv_wr **bad)
-{
-	int ret;
-
-	rdt_dp_enter();
-	ret = __rdt_post_recv(qp, wr, bad);
-	rdt_dp_exit();
-	return ret;
-}
-
-static noinline int rdt_slow_post_srq_recv(struct ib_srq *srq,
-					   const struct ib_recv_wr *wr,
-					   const struct ib_recv_wr **bad)
-{
-	struct rdt_dev *rd = rdt_dev_find_slow(srq->device);
-
-	return rd ? rd->orig.post_srq_recv(srq, wr, bad) : -ENODEV;
-}
-
-static __always_inline int
-__rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad)
-{
-	struct rdt_dev *rd;
-
-	if (READ_ONCE(rdt_enabled) || rdt_tp_on(post_recv) ||
-	    rdt_tp_on(post_recv_ret))
-		return rdt_traced_post_recv(NULL, srq, wr, bad);
-	rd = READ_ONCE(rdt_dev_last);
-	if (unlikely(rd->ibdev != srq->device))
-		return rdt_slow_post_srq_recv(srq, wr, bad);
-	return rd->orig.post_srq_recv(srq, wr, bad);
-}
-
-static int rdt_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
-			     const struct ib_recv_wr **bad)
-{
-	int ret;
-
-	rdt_dp_enter();
-	ret = __rdt_post_srq_recv(srq, wr, bad);
-	rdt_dp_exit();
-	return ret;
-}
+#define RDT_POST_SRQ_RECV_PARAMS (struct ib_srq *srq, const struct ib_recv_wr *wr, \
+				    const struct ib_recv_wr **bad)
+RDT_DP_SLOW(post_srq_recv, srq->device, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
+RDT_DP_FAST(post_srq_recv, srq->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
+	    rdt_traced_post_recv(NULL, srq, wr, bad), RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
+RDT_DP_ENTRY(post_srq_recv, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 
 static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 				       struct ib_wc *wc)
@@ -665,36 +621,11 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	return ret;
 }
 
-static noinline int rdt_slow_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
-{
-	struct rdt_dev *rd = rdt_dev_find_slow(cq->device);
-
-	return rd ? rd->orig.poll_cq(cq, n, wc) : -ENODEV;
-}
-
-static __always_inline int
-__rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
-{
-	struct rdt_dev *rd;
-
-	if (READ_ONCE(rdt_enabled) || rdt_tp_on(poll_cq_wc) ||
-	    rdt_tp_on(poll_cq))
-		return rdt_traced_poll_cq(cq, n, wc);
-	rd = READ_ONCE(rdt_dev_last);
-	if (unlikely(rd->ibdev != cq->device))
-		return rdt_slow_poll_cq(cq, n, wc);
-	return rd->orig.poll_cq(cq, n, wc);
-}
-
-static int rdt_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
-{
-	int ret;
-
-	rdt_dp_enter();
-	ret = __rdt_poll_cq(cq, n, wc);
-	rdt_dp_exit();
-	return ret;
-}
+#define RDT_POLL_CQ_PARAMS (struct ib_cq *cq, int n, struct ib_wc *wc)
+RDT_DP_SLOW(poll_cq, cq->device, RDT_POLL_CQ_PARAMS, cq, n, wc)
+RDT_DP_FAST(poll_cq, cq->device, rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq),
+	    rdt_traced_poll_cq(cq, n, wc), RDT_POLL_CQ_PARAMS, cq, n, wc)
+RDT_DP_ENTRY(poll_cq, RDT_POLL_CQ_PARAMS, cq, n, wc)
 
 static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 					     enum ib_cq_notify_flags flags)
@@ -713,36 +644,11 @@ static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 	return ret;
 }
 
-static noinline int rdt_slow_req_notify_cq(struct ib_cq *cq,
-					   enum ib_cq_notify_flags flags)
-{
-	struct rdt_dev *rd = rdt_dev_find_slow(cq->device);
-
-	return rd ? rd->orig.req_notify_cq(cq, flags) : -ENODEV;
-}
-
-static __always_inline int
-__rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
-{
-	struct rdt_dev *rd;
-
-	if (READ_ONCE(rdt_enabled) || rdt_tp_on(req_notify_cq))
-		return rdt_traced_req_notify_cq(cq, flags);
-	rd = READ_ONCE(rdt_dev_last);
-	if (unlikely(rd->ibdev != cq->device))
-		return rdt_slow_req_notify_cq(cq, flags);
-	return rd->orig.req_notify_cq(cq, flags);
-}
-
-static int rdt_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
-{
-	int ret;
-
-	rdt_dp_enter();
-	ret = __rdt_req_notify_cq(cq, flags);
-	rdt_dp_exit();
-	return ret;
-}
+#define RDT_REQ_NOTIFY_CQ_PARAMS (struct ib_cq *cq, enum ib_cq_notify_flags flags)
+RDT_DP_SLOW(req_notify_cq, cq->device, RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
+RDT_DP_FAST(req_notify_cq, cq->device, rdt_tp_on(req_notify_cq),
+	    rdt_traced_req_notify_cq(cq, flags), RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
+RDT_DP_ENTRY(req_notify_cq, RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
 
 /* ---- control path adapters ------------------------------------------- */
 
