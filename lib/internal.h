@@ -504,6 +504,16 @@ void rdt_np_open_stop(struct rdt_np_open *t, struct rdt_np_open_ent *e,
 /* Retire the kept collectives that are due at @now (UINT64_MAX: all). */
 void rdt_np_open_linger(struct rdt_np_open *t, uint64_t now);
 
+/* A capture directory's parts for the relay source (capture_dir.c):
+ * its header opened (NULL, errno ENOENT: not a saved capture; @path gets
+ * the file's name), the module's n_subbufs (0: unknown), the path of the
+ * drop counters loss is counted from, and whether the recording finished
+ * (its final `dropped` is there). */
+FILE *rdt_capture_open_header(const char *dir, char *path, size_t len);
+uint64_t rdt_capture_n_subbufs(const char *dir);
+int rdt_capture_dropped_start(const char *dir, char *path, size_t len);
+bool rdt_capture_finished(const char *dir);
+
 /* NCCL's ncclProfilerKernelChStop: a state record whose arg is a kernel
  * channel's GPU stop stamp (nccl-profiler/nccl_profiler_abi.h). */
 #define RDT_NP_STATE_KERNEL_CH_STOP	22

@@ -505,8 +505,7 @@ static int saved_header(struct rdt_src *s, const char *dir)
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
-	f = fopen(path, "rb");
+	f = rdt_capture_open_header(dir, path, sizeof(path));
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
@@ -525,22 +524,6 @@ static const struct rdt_src_ops relay_ops = {
 	.finish = relay_finish,
 	.close = relay_close,
 };
-
-static uint64_t read_n_subbufs(const char *dir)
-{
-	unsigned long long n = 0;
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/n_subbufs", dir);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &n) != 1)
-		n = 0;
-	fclose(f);
-	return n;
-}
 
 int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 {
@@ -588,8 +571,7 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 	if (ret < 0)
 		return ret;
 	s->windowed = ret > 0 && !s->live;
-	snprintf(path, sizeof(path), "%s/dropped", dir);
-	if (ret > 0 && access(path, F_OK)) {
+	if (ret > 0 && !rdt_capture_finished(dir)) {
 		/* rdmatrace-record writes it last, on a clean stop. */
 		static const char fmt[] = "%s: the recording did not finish "
 			"(no `dropped` file): events lost after each CPU's "
@@ -628,13 +610,11 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 				  "version)", dir);
 		return -ENOENT;
 	}
-	p->n_subbufs = read_n_subbufs(dir);
+	p->n_subbufs = rdt_capture_n_subbufs(dir);
 	/* Loss from before this reader started is not ours to report; a
 	 * saved capture kept the count from when its recording started. */
-	snprintf(path, sizeof(path), "%s/dropped.start", dir);
-	if (access(path, F_OK))
-		snprintf(path, sizeof(path), "%s/dropped", dir);
-	rdt_relay_read_dropped(path, &v, &nv);
+	if (!rdt_capture_dropped_start(dir, path, sizeof(path)))
+		rdt_relay_read_dropped(path, &v, &nv);
 	s->subbuf_lost = v;
 	s->nsubbuf_lost = nv;
 	return 0;

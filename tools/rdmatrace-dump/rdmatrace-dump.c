@@ -229,14 +229,6 @@ static int set_enable(const char *dir, bool on)
 	return ret;
 }
 
-static bool saved_capture(const char *dir)
-{
-	char path[600];
-
-	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
-	return !access(path, F_OK);
-}
-
 /* rdmatrace-record saves the port counters beside the relay copies. */
 static int add_saved_counters(struct rdt_reader *r, const char *dir)
 {
@@ -329,7 +321,7 @@ static int add_live(struct run *x, const struct args *a)
 		}
 		fprintf(stderr, "%s", rdt_reader_source_status(r,
 							(unsigned int)idx));
-		if (saved_capture(a->relay_dir) &&
+		if (rdt_capture_is_saved(a->relay_dir) &&
 		    add_saved_counters(r, a->relay_dir) < 0)
 			return -1;
 	}
@@ -692,7 +684,7 @@ static int check_args(struct args *a)
 		fprintf(stderr, "rdmatrace-dump: --follow reads live sources, not -i files\n");
 		return 2;
 	}
-	if (!a->ninputs && !a->no_relay && saved_capture(a->relay_dir)) {
+	if (!a->ninputs && !a->no_relay && rdt_capture_is_saved(a->relay_dir)) {
 		/* Its events are the recording's: nothing live belongs with
 		 * them. */
 		if (a->follow || a->want_nccl || a->want_rxe || a->want_tcp ||

@@ -113,38 +113,6 @@ static double now_s(void)
 }
 
 /* Copy a small control file of the relay directory, if it has one. */
-static int copy_file(const char *from_dir, const char *name,
-		     const char *to_dir, const char *to_name)
-{
-	char from[600], to[600], buf[4096];
-	FILE *in, *out;
-	size_t n;
-	int ret = 0;
-
-	snprintf(from, sizeof(from), "%s/%s", from_dir, name);
-	snprintf(to, sizeof(to), "%s/%s", to_dir, to_name);
-	in = fopen(from, "r");
-	if (!in)
-		return errno == ENOENT ? 0 : -errno;
-	out = fopen(to, "wx");
-	if (!out) {
-		ret = -errno;
-		fclose(in);
-		return ret;
-	}
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n) {
-			ret = -errno;
-			break;
-		}
-	if (!ret && ferror(in))
-		ret = -EIO;
-	fclose(in);
-	if (fclose(out) && !ret)
-		ret = -errno;
-	return ret;
-}
-
 static int add_cpu(struct rec *r, unsigned int cpu)
 {
 	char path[600];
@@ -279,32 +247,26 @@ static int copy_pass(struct rec *r, int chunks)
  * another's data. */
 static int make_outdir(const char *dir)
 {
-	struct dirent *de;
-	DIR *d;
+	char name[256];
+	int found;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
 		fprintf(stderr, "rdmatrace-record: %s: %s\n", dir,
 			strerror(errno));
 		return -1;
 	}
-	d = opendir(dir);
-	if (!d) {
+	found = rdt_capture_find(dir, name, sizeof(name));
+	if (found < 0) {
 		fprintf(stderr, "rdmatrace-record: %s: %s\n", dir,
-			strerror(errno));
+			strerror(-found));
 		return -1;
 	}
-	while ((de = readdir(d)))
-		if (!strcmp(de->d_name, RDT_SAVED_HEADER) ||
-		    !strcmp(de->d_name, COUNTERS_FILE) ||
-		    !strncmp(de->d_name, "trace", 5) ||
-		    !strncmp(de->d_name, "dropped", 7)) {
-			fprintf(stderr, "rdmatrace-record: %s already holds a "
-				"capture (%s): choose another directory or "
-				"remove it\n", dir, de->d_name);
-			closedir(d);
-			return -1;
-		}
-	closedir(d);
+	if (found) {
+		fprintf(stderr, "rdmatrace-record: %s already holds a "
+			"capture (%s): choose another directory or "
+			"remove it\n", dir, name);
+		return -1;
+	}
 	return 0;
 }
 
@@ -312,10 +274,6 @@ static int make_outdir(const char *dir)
  * that the same command can simply be run again. */
 static void undo_setup(struct rec *r)
 {
-	static const char *const made[] = {
-		RDT_SAVED_HEADER, "version", "n_subbufs", "dropped.start",
-		COUNTERS_FILE,
-	};
 	char path[600];
 
 	for (unsigned int i = 0; i < r->ncpus; i++) {
@@ -325,29 +283,10 @@ static void undo_setup(struct rec *r)
 			 r->cpus[i].cpu);
 		unlink(path);
 	}
-	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++) {
-		snprintf(path, sizeof(path), "%s/%s", r->outdir, made[i]);
-		unlink(path);
-	}
+	rdt_capture_undo(r->outdir);
 	rmdir(r->outdir);	/* only if it is empty now */
 	free(r->cpus);
 	free(r->buf);
-}
-
-static int save_header(const char *relay, const char *dir)
-{
-	char path[600];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/" RDT_SAVED_HEADER, dir);
-	f = fopen(path, "wbx");
-	if (!f)
-		return -errno;
-	ret = rdt_write_local_header(f, relay);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	return ret;
 }
 
 /* Print what the counters source said since last time (devices found,
@@ -447,7 +386,7 @@ static void report_drops(const struct rec *r)
 	unsigned int na = 0, nb = 0;
 	char path[600];
 
-	snprintf(path, sizeof(path), "%s/dropped.start", r->outdir);
+	snprintf(path, sizeof(path), "%s/" RDT_SAVED_DROPPED_START, r->outdir);
 	rdt_relay_read_dropped(path, &a, &na);
 	snprintf(path, sizeof(path), "%s/dropped", r->outdir);
 	if (rdt_relay_read_dropped(path, &b, &nb) < 0) {
@@ -552,14 +491,7 @@ int main(int argc, char **argv)
 	}
 	if (make_outdir(r.outdir) < 0)
 		return 1;
-	ret = save_header(r.relay, r.outdir);
-	if (!ret)
-		ret = copy_file(r.relay, "version", r.outdir, "version");
-	if (!ret)
-		ret = copy_file(r.relay, "n_subbufs", r.outdir, "n_subbufs");
-	/* Loss before the capture is not its loss. */
-	if (!ret)
-		ret = copy_file(r.relay, "dropped", r.outdir, "dropped.start");
+	ret = rdt_capture_begin(r.outdir, r.relay);
 	if (ret) {
 		fprintf(stderr, "rdmatrace-record: %s: saving the module's "
 			"facts: %s\n", r.outdir, strerror(-ret));
@@ -660,7 +592,7 @@ int main(int argc, char **argv)
 	secs = now_s() - t0;
 	if (ctr_close(&r.ctr) < 0)
 		r.failed = true;
-	ret = copy_file(r.relay, "dropped", r.outdir, "dropped");
+	ret = rdt_capture_end(r.outdir, r.relay);
 	if (ret)
 		fprintf(stderr, "rdmatrace-record: %s/dropped: %s\n",
 			r.outdir, strerror(-ret));

@@ -330,11 +330,33 @@ int rdt_relay_abi_major(const char *dir, char *text, size_t len);
  * total, or -1 if the file cannot be read. */
 long long rdt_relay_read_dropped(const char *path, uint64_t **v,
 				 unsigned int *nv);
-/* In a capture saved by rdmatrace-record: the recording host's header.
- * A relay directory holding it is a saved capture, not the live module. */
+/*
+ * A capture directory (rdmatrace-record -D DIR, read back by
+ * rdt_reader_add_relay(DIR)): the module's trace<cpu> files as relay gave
+ * them, beside the module's facts when the recording began and ended.
+ */
+/* The recording host's header.  A relay directory holding it is a saved
+ * capture, not the live module. */
 #define RDT_SAVED_HEADER "header.rdt"
 /* Its port counters, a trace file (rdmatrace-record --counters). */
 #define RDT_SAVED_COUNTERS "counters.rdt"
+/* The module's drop counters when the recording began (`dropped` holds
+ * them at its end, written last). */
+#define RDT_SAVED_DROPPED_START "dropped.start"
+/* Whether @dir holds a saved capture. */
+bool rdt_capture_is_saved(const char *dir);
+/* Whether @dir holds a capture's file already: 1 (its name into @name,
+ * may be NULL), 0, or -errno. */
+int rdt_capture_find(const char *dir, char *name, size_t len);
+/* A capture of @relay_dir begins in @dir: this host's header, the
+ * module's version, n_subbufs and drop counters (none replaced).  0 or
+ * -errno; rdt_capture_undo() takes back what it made. */
+int rdt_capture_begin(const char *dir, const char *relay_dir);
+/* It ends: the module's drop counters now.  0 or -errno. */
+int rdt_capture_end(const char *dir, const char *relay_dir);
+/* Remove the files rdt_capture_begin() and the port counters made (not
+ * the trace<cpu> copies, which are the recorder's). */
+void rdt_capture_undo(const char *dir);
 
 /* A trace file header for this host and no records (@relay_dir, may be
  * NULL, supplies the module version): what rdmatrace-record saves as
