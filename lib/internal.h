@@ -119,7 +119,7 @@ static inline void rdt_user_hdr(struct rdt_hdr *h, uint16_t type,
 }
 
 /* Append printf output and @end to a malloc'd string (*buf NULL: empty);
- * on no memory it stays as it was. */
+ * on no memory it stays as it was (strbuf.c). */
 void rdt_str_vappend(char **buf, const char *end, const char *fmt, va_list ap);
 /* Append a line to the source's status (what --stats and the end say). */
 void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)

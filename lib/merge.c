@@ -13,7 +13,7 @@
  * its stream's next record replaces it with one sift-down, so a stream that
  * stays the earliest is drained without heap pops or pushes.
  */
-#define _GNU_SOURCE	/* vasprintf, asprintf */
+#define _GNU_SOURCE	/* asprintf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -222,19 +222,6 @@ void rdt_src_set_error(struct rdt_src *s, const char *fmt, ...)
 	va_end(ap);
 	s->failed = true;
 	s->st.failed = true;
-}
-
-void rdt_str_vappend(char **buf, const char *end, const char *fmt, va_list ap)
-{
-	char *line, *all;
-
-	if (vasprintf(&line, fmt, ap) < 0)
-		return;
-	if (asprintf(&all, "%s%s%s", *buf ? *buf : "", line, end) >= 0) {
-		free(*buf);
-		*buf = all;
-	}
-	free(line);
 }
 
 void rdt_src_add_status(struct rdt_src *s, const char *fmt, ...)
