@@ -4,7 +4,8 @@
 # files (k-way merge) of EVENTS records in all, through rdmatrace-dump to
 # each sink, and with -q alone and -q --stuck=2 (the hang tracker's cost);
 # instructions per event with and without --stuck and --metrics (callgrind);
-# events/s and peak RSS (/usr/bin/time).  The binary sink also
+# events/s and peak RSS (bench/timeit.py), and the references they are
+# divided by (a copy of the files; SQLite: the sqlite3 CLI).  The binary sink also
 # runs on a quarter of the events: RSS must not grow with trace length.
 #   host-decode.sh REPS EVENTS SLOW_EVENTS   (SLOW_EVENTS: JSON, Perfetto, SQLite)
 set -eu
@@ -25,15 +26,46 @@ gen() {	# N DIR
 	"$GEN" -n $(($1 / 2)) -K 2 -k 1 "$2/b.rdt" >/dev/null
 }
 gen "$N" "$W/big"; gen $((N / 4)) "$W/quarter"; gen "$NS" "$W/slow"
+# A decode run, timed by bench/timeit.py: repeated until it lasted 1 s in
+# all, on the monotonic clock (issue 36: /usr/bin/time's 10 ms ticks were
+# a tenth of a 400 k-event run); events/s and the run's peak RSS.
+TIMEIT="python3 $(dirname "$0")/timeit.py"
 one() {	# TAG DIR EVENTS SINK-ARGS...
 	tag=$1 dir=$2 n=$3; shift 3
 	rm -f "$W/out"*
-	/usr/bin/time -f "%e %M" -o "$W/time" "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@" 2>"$W/err" ||
-		{ cat "$W/err" >&2; exit 1; }
-	read -r s kb <"$W/time"
-	awk -v t="$tag" -v n="$n" -v s="$s" -v kb="$kb" 'BEGIN {
-		if (s < 0.01) s = 0.01
+	set -- $($TIMEIT 1 - "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@") || exit 1
+	awk -v t="$tag" -v n="$n" -v s="$1" -v kb="$2" 'BEGIN {
 		printf "R decode.%s.events_per_s %.0f\nR decode.%s.rss_kb %d\n", t, n / s, t, kb }'
+}
+# The references the decode figures are divided by (issue 36: absolute
+# rates move 2x from one of these machines to the next), measured in the
+# same run on the same files:
+# - copy: cat of the input files to the same tmpfs directory, as input
+#   events per second;
+copy_ref() {	# TAG DIR EVENTS
+	set -- "$1" "$3" $($TIMEIT 1 "$W/copy" cat "$2/a.rdt" "$2/b.rdt") || exit 1
+	rm -f "$W/copy"
+	awk -v t="$1" -v n="$2" -v s="$3" 'BEGIN { printf "R decode.%s.events_per_s %.0f\n", t, n / s }'
+}
+# - sqlite_cli: the sqlite3 command-line tool's own .import of the rows the
+#   SQLite sink wrote, table by table as CSV, into the same schema (the
+#   sink's DDL, read back with .schema): the tool a user would otherwise
+#   reach for.
+sqlite_cli_prep() {	# DB: $W/cli/import.sql
+	rm -rf "$W/cli"
+	mkdir "$W/cli"
+	sqlite3 "$1" .schema >"$W/cli/schema.sql"
+	echo ".read $W/cli/schema.sql" >"$W/cli/import.sql"
+	for t in $(sqlite3 "$1" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"); do
+		sqlite3 -csv "$1" "SELECT * FROM \"$t\"" >"$W/cli/$t.csv"
+		if [ -s "$W/cli/$t.csv" ]; then
+			echo ".import --csv $W/cli/$t.csv $t" >>"$W/cli/import.sql"
+		fi
+	done
+}
+sqlite_cli() {	# EVENTS
+	set -- "$1" $($TIMEIT 1 - sh -c "rm -f '$W/cli.db' && sqlite3 '$W/cli.db' <'$W/cli/import.sql'") || exit 1
+	awk -v n="$1" -v s="$2" 'BEGIN { printf "R decode.sqlite_cli.events_per_s %.0f\n", n / s }'
 }
 # --stuck's cost as instructions per event (callgrind: the same count
 # on every run, where wall time on a shared 2-core machine moves by more
@@ -99,4 +131,8 @@ for r in $(seq "$REPS"); do
 	one json "$W/slow" "$NS" -F json -w "$W/out.json"
 	one perfetto "$W/slow" "$NS" -F perfetto -w "$W/out.pf"
 	one sqlite "$W/slow" "$NS" -F sqlite -w "$W/out.db"
+	[ -d "$W/cli" ] || sqlite_cli_prep "$W/out.db"
+	sqlite_cli "$NS"
+	copy_ref copy "$W/big" "$N"
+	copy_ref copy_slow "$W/slow" "$NS"
 done

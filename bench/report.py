@@ -100,6 +100,17 @@ for sink in ("binary", "text", "quiet"):
 r = ratio("follow.host.dump_metrics_ns_per_event", "follow.host.dump_ns_per_event")
 if r is not None:
     derived["follow.host.metrics_over_dump_cpu"] = r
+# Issue 36: each decode rate over a reference of the same run, same files:
+# a copy of the input files (input events/s), and for SQLite the sqlite3
+# CLI's .import of the same rows into the same schema.
+for sink, ref in (("binary", "copy"), ("text", "copy"), ("json", "copy_slow"),
+                  ("perfetto", "copy_slow"), ("sqlite", "copy_slow")):
+    r = ratio(f"decode.{sink}.events_per_s", f"decode.{ref}.events_per_s")
+    if r is not None:
+        derived[f"decode.{sink}.ratio_to_copy"] = r
+r = ratio("decode.sqlite.events_per_s", "decode.sqlite_cli.events_per_s")
+if r is not None:
+    derived["decode.sqlite.ratio_to_cli"] = r
 r = ratio("decode.binary.rss_kb", "decode.binary_quarter.rss_kb")
 if r is not None:
     derived["decode.rss_ratio_4x_events"] = r
@@ -149,6 +160,15 @@ tgt("issue 37: --metrics instructions per event over the same text read (callgri
     "decode.text_metrics_instr_ratio", "<=", 1.05, "x")
 tgt("issue 37: -f -o with --metrics (scraped each second) over -f -o, CPU per event (moves with the load)",
     "follow.host.metrics_over_dump_cpu", None, None, "x")
+# Issue 36: the decode figures as ratios to references of the same run.
+tgt("issue 36: decode+merge to binary over a copy of the files (events/s)",
+    "decode.binary.ratio_to_copy", ">=", 0.5, "x")
+tgt("issue 36: decode+merge to text over a copy of the files", "decode.text.ratio_to_copy",
+    ">=", 0.15, "x")
+tgt("issue 36: decode to Perfetto over a copy of the files", "decode.perfetto.ratio_to_copy",
+    ">=", 0.12, "x")
+tgt("issue 36: decode to SQLite over the sqlite3 CLI's .import of the same rows",
+    "decode.sqlite.ratio_to_cli", ">=", 1.0, "x")
 # Issue 21: the two slow sinks (400 k events); Perfetto's memory stays flat.
 tgt("decode to SQLite", "decode.sqlite.events_per_s", ">=", 1e6, "events/s")
 tgt("decode to Perfetto", "decode.perfetto.events_per_s", ">=", 1e6, "events/s")
