@@ -1,42 +1,49 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Time one command as make bench's decode figures need it (issue 36):
-run it again and again until the runs together last MIN_S seconds, on the
-monotonic clock (microseconds and better, where /usr/bin/time has 10 ms),
-and print the seconds one run took and the largest peak RSS (KiB) of a
-run.  The command's stdin is /dev/null; OUT, if given, takes its stdout
-(truncated before each run), else it goes to /dev/null.
+one untimed run first, under /usr/bin/time for its peak RSS (a child of
+this Python process would count Python's own pages until its exec), then
+runs again and again until they together last MIN_S seconds, on the
+monotonic clock (microseconds and better, where /usr/bin/time has 10 ms);
+print the seconds one run took and the first run's peak RSS (KiB).  The
+command's stdin is /dev/null; OUT, if given, takes its stdout (truncated
+before each run), else it goes to /dev/null.
 
   timeit.py MIN_S OUT|- CMD [ARG...]      prints "SECONDS_PER_RUN RSS_KB RUNS"
 A run that fails ends it: its stderr is shown, the exit status is 1.
 """
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
+
+
+def run(cmd, out):
+    dest = open(out, "wb") if out != "-" else subprocess.DEVNULL
+    t0 = time.perf_counter_ns()
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=dest,
+                       stderr=subprocess.PIPE)
+    t1 = time.perf_counter_ns()
+    if dest is not subprocess.DEVNULL:
+        dest.close()
+    if p.returncode:
+        sys.stderr.write(p.stderr.decode(errors="replace"))
+        sys.exit("timeit: %s: exit %d" % (" ".join(cmd), p.returncode))
+    return (t1 - t0) / 1e9
 
 
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     min_s, out, cmd = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
-    runs, total, rss = 0, 0.0, 0
+    with tempfile.NamedTemporaryFile("r") as f:
+        run(["/usr/bin/time", "-f", "%M", "-o", f.name] + cmd, out)
+        rss = int(f.read().split()[-1])
+    runs, total = 0, 0.0
     while total < min_s or runs == 0:
-        dest = open(out, "wb") if out != "-" else subprocess.DEVNULL
-        t0 = time.perf_counter_ns()
-        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=dest,
-                           stderr=subprocess.PIPE)
-        t1 = time.perf_counter_ns()
-        if dest is not subprocess.DEVNULL:
-            dest.close()
-        if p.returncode:
-            sys.stderr.write(p.stderr.decode(errors="replace"))
-            sys.exit("timeit: %s: exit %d" % (" ".join(cmd), p.returncode))
+        total += run(cmd, out)
         runs += 1
-        total += (t1 - t0) / 1e9
-        # the largest child's peak so far: every run is the same command
-        rss = max(rss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     print("%.6f %d %d" % (total / runs, rss, runs))
 
 
