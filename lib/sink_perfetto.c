@@ -51,8 +51,12 @@ struct pf {
 	struct np_gpu	*gpu;
 	size_t		ngpu;
 	struct rdt_np_open np;		/* of struct np_open */
-	uint64_t *seen;		/* (pid << 32 | tid) with names emitted */
+	/* Tracks whose names went out, by (pid << 32 | tid) + 1: an open
+	 * addressing set, 0 free (a scan of a list per event grew with the
+	 * QPs); seen_last: the key UINT64_MAX, which + 1 would make 0. */
+	uint64_t *seen;
 	size_t nseen, capseen;
+	bool seen_last;
 	uint64_t *comms;	/* comm_hash per NCCL process index */
 	size_t ncomms;
 	const char *sep;
@@ -60,22 +64,77 @@ struct pf {
 	struct rdt_ob o;	/* everything goes out through it */
 };
 
+static size_t seen_slot(const uint64_t *v, size_t cap, uint64_t k)
+{
+	size_t i = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+
+	while (v[i] && v[i] != k)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static bool seen_has(const struct pf *p, uint64_t key)
+{
+	if (key == UINT64_MAX)
+		return p->seen_last;
+	return p->capseen && p->seen[seen_slot(p->seen, p->capseen, key + 1)];
+}
+
+/* Whether @key was seen; it is from now on.  Past MAX_SEEN tracks every
+ * key reads as seen: only names are lost. */
 static bool seen(struct pf *p, uint64_t key)
 {
-	for (size_t i = 0; i < p->nseen; i++)
-		if (p->seen[i] == key)
-			return true;
-	if (p->nseen == p->capseen) {
-		size_t cap = p->capseen ? p->capseen * 2 : 64;
-		uint64_t *v = realloc(p->seen, cap * sizeof(*v));
+	size_t i;
 
-		if (!v || cap > MAX_SEEN)
-			return true;	/* only names are lost */
+	if (seen_has(p, key))
+		return true;
+	if (p->nseen >= MAX_SEEN)
+		return true;
+	if (key == UINT64_MAX) {
+		p->seen_last = true;
+		p->nseen++;
+		return false;
+	}
+	if (2 * (p->nseen + 1) > p->capseen) {
+		size_t cap = p->capseen ? p->capseen * 2 : 128;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return true;
+		for (i = 0; i < p->capseen; i++)
+			if (p->seen[i])
+				v[seen_slot(v, cap, p->seen[i])] = p->seen[i];
+		free(p->seen);
 		p->seen = v;
 		p->capseen = cap;
 	}
-	p->seen[p->nseen++] = key;
+	p->seen[seen_slot(p->seen, p->capseen, key + 1)] = key + 1;
+	p->nseen++;
 	return false;
+}
+
+/* @a " " @b into @buf, as snprintf's "%s %s" would (NULL: "(null)", cut
+ * to @len - 1 bytes), without its format parsing: a slice's name per
+ * event. */
+static size_t put_cut(char *buf, size_t n, size_t len, const char *s)
+{
+	size_t m = strlen(s ? s : "(null)");
+
+	if (m > len - 1 - n)
+		m = len - 1 - n;
+	memcpy(buf + n, s ? s : "(null)", m);
+	return n + m;
+}
+
+static const char *cat2(char *buf, size_t len, const char *a, const char *b)
+{
+	size_t n = put_cut(buf, 0, len, a);
+
+	if (n < len - 1)
+		buf[n++] = ' ';
+	n = put_cut(buf, n, len, b);
+	buf[n] = 0;
+	return buf;
 }
 
 /* "%" PRIu64 ".%03" PRIu64 of ns / 1000, ns % 1000 */
@@ -180,8 +239,14 @@ static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
 	uint32_t pid = DEV_PID_BASE + ev->host * 4096 + slot;
 	char pn[96], tn[48];
 
-	if (multi_host(s)) {
+	*tid = has_qpn ? qpn + 1 : CTRL_TID;
+	if (multi_host(s))
 		pid = host_pid(s, ev->host, DEV_PID_BASE + slot);
+	/* Named already (nearly every event): no names to format. */
+	if (seen_has(s->priv, (uint64_t)pid << 32 | 0xffffffffu) &&
+	    seen_has(s->priv, (uint64_t)pid << 32 | *tid))
+		return pid;
+	if (multi_host(s)) {
 		if (ev->devname && *ev->devname)
 			snprintf(pn, sizeof(pn), "%s", ev->devname);
 		else if (h->dev == RDT_NO_DEV)
@@ -194,7 +259,6 @@ static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
 		snprintf(pn, sizeof(pn), "no device (host %u)", ev->host);
 	else
 		snprintf(pn, sizeof(pn), "dev%u (host %u)", h->dev, ev->host);
-	*tid = has_qpn ? qpn + 1 : CTRL_TID;
 	if (has_qpn)
 		snprintf(tn, sizeof(tn), "QP %u", qpn);
 	else
@@ -778,14 +842,14 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	has_qpn = rdt_record_qpn(r, &qpn);
 	pid = dev_track(s, ev, qpn, has_qpn, &tid);
 	if (r->hdr.type == RDT_EV_POST_SEND || r->hdr.type == RDT_EV_VERBS_POST_SEND)
-		snprintf(name, sizeof(name), "%s %s", rdt_type_name(r->hdr.type),
-			 rdt_wr_opcode_name(r->post_send.opcode));
+		cat2(name, sizeof(name), rdt_type_name(r->hdr.type),
+		     rdt_wr_opcode_name(r->post_send.opcode));
 	else if (rdt_is_completion(r))
-		snprintf(name, sizeof(name), "%s %s",
-			 r->hdr.type == RDT_EV_RXE_CQE ? "cqe" :
-			 r->hdr.type == RDT_EV_VERBS_WC ? "verbs_wc" : "wc",
-			 rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
-					    r->rxe_cqe.status : r->wc.status));
+		cat2(name, sizeof(name),
+		     r->hdr.type == RDT_EV_RXE_CQE ? "cqe" :
+		     r->hdr.type == RDT_EV_VERBS_WC ? "verbs_wc" : "wc",
+		     rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
+					r->rxe_cqe.status : r->wc.status));
 	else if (r->hdr.type == RDT_EV_QP_MODIFY)
 		snprintf(name, sizeof(name), "modify %s->%s",
 			 rdt_qp_state_name(r->qp_modify.old_state),
