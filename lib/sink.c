@@ -126,6 +126,12 @@ void rdt_ob_printf(struct rdt_ob *o, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* 1: written as \c, 2: as \u00xx, 3: the end (NUL); 0: as itself. */
+static const unsigned char json_esc[256] = {
+	[0] = 3,
+	[1 ... 0x1f] = 2, ['"'] = 1, ['\\'] = 1, [0x7f ... 0xff] = 2,
+};
+
 void rdt_ob_json_str(struct rdt_ob *o, const char *s, size_t maxlen)
 {
 	size_t i = 0;
@@ -136,22 +142,27 @@ void rdt_ob_json_str(struct rdt_ob *o, const char *s, size_t maxlen)
 		char *p = rdt_ob_room(o, 64 * 6), *start = p;
 		size_t lim = maxlen - i > 64 ? i + 64 : maxlen;
 
-		for (; i < lim && s[i]; i++) {
+		for (; i < lim; i++) {
 			unsigned char c = (unsigned char)s[i];
+			unsigned char k = json_esc[c];
 
-			if (c == '"' || c == '\\') {
+			if (__builtin_expect(!k, 1)) {	/* one table load a byte */
+				*p++ = (char)c;
+			} else if (k == 3) {
+				break;
+			} else if (k == 1) {
 				*p++ = '\\';
 				*p++ = (char)c;
-			} else if (c < 0x20 || c >= 0x7f) {
+			} else {
 				memcpy(p, "\\u00", 4);
 				p[4] = "0123456789abcdef"[c >> 4];
 				p[5] = "0123456789abcdef"[c & 15];
 				p += 6;
-			} else {
-				*p++ = (char)c;
 			}
 		}
 		o->len += (size_t)(p - start);
+		if (i < lim)
+			break;			/* its NUL */
 	}
 	rdt_ob_c(o, '"');
 }
