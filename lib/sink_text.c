@@ -77,34 +77,7 @@ static inline __attribute__((always_inline)) void put(struct line *l,
 	}
 }
 
-/* Number formatting without library calls, straight into the line: the
- * length first, then the digits from the end, two at a time.  (Digits
- * built in a scratch buffer and copied out with a wide load stall on
- * store-to-load forwarding: that was a quarter of the time.) */
-static const char digits2[] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-static const uint64_t p10[20] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-	10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-	100000000000ull, 1000000000000ull, 10000000000000ull,
-	100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-	100000000000000000ull, 1000000000000000000ull,
-	10000000000000000000ull,
-};
-
-/* Digits of @v (1 for 0): log10 from the bit length (1233 / 4096 ~
- * log10(2)) is exact or one short; one compare corrects it.  (A loop of
- * compares was ~18 instructions per number.)  v | 1 counts 0 as 1 and
- * changes no other count, as every power of ten above 1 is even. */
-static inline int ndec(uint64_t v)
-{
-	int n = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
-
-	return n + ((v | 1) >= p10[n]);
-}
+/* Numbers: rdt_ndec() and rdt_udec() (internal.h). */
 
 /* Sixteen blanks, the widest padded column; lines keep LINE_SLACK free. */
 static const char blanks[16] = "                ";
@@ -118,32 +91,14 @@ static inline void pad(struct line *l, size_t n, size_t w)
 	}
 }
 
-/* The @n decimal digits of v, ending at @end. */
-static void udec(char *end, uint64_t v)
-{
-	while (v >= 100) {
-		unsigned int i = (unsigned int)(v % 100) * 2;
-
-		v /= 100;
-		*--end = digits2[i + 1];
-		*--end = digits2[i];
-	}
-	if (v >= 10) {
-		*--end = digits2[v * 2 + 1];
-		*--end = digits2[v * 2];
-	} else {
-		*--end = (char)('0' + v);
-	}
-}
-
 /* "%*" PRIu64: right-aligned in @w columns (0: no padding). */
 static void putu_w(struct line *l, uint64_t v, int w)
 {
-	int n = ndec(v);
+	int n = rdt_ndec(v);
 
 	pad(l, (size_t)n, (size_t)w);
 	l->p += n;
-	udec(l->p, v);
+	rdt_udec(l->p, v);
 }
 
 static void putu(struct line *l, uint64_t v)
@@ -286,8 +241,8 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 	frac = rel % 1000000000;
 	/* exactly 9 digits, zero-padded */
 	for (int i = 8; i > 0; i -= 2, frac /= 100) {
-		l.p[i] = digits2[frac % 100 * 2 + 1];
-		l.p[i - 1] = digits2[frac % 100 * 2];
+		l.p[i] = rdt_digits2[frac % 100 * 2 + 1];
+		l.p[i - 1] = rdt_digits2[frac % 100 * 2];
 	}
 	l.p[0] = (char)('0' + frac);
 	l.p += 9;
