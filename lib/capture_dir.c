@@ -68,12 +68,16 @@ static int copy_file(const char *from_dir, const char *name,
 	return ret;
 }
 
-RDT_EXPORT bool rdt_capture_is_saved(const char *dir)
+static bool has_file(const char *dir, const char *name)
 {
 	char path[600];
 
-	return !path_of(path, sizeof(path), dir, RDT_SAVED_HEADER) &&
-	       !access(path, F_OK);
+	return !path_of(path, sizeof(path), dir, name) && !access(path, F_OK);
+}
+
+RDT_EXPORT bool rdt_capture_is_saved(const char *dir)
+{
+	return has_file(dir, RDT_SAVED_HEADER);
 }
 
 RDT_EXPORT int rdt_capture_find(const char *dir, char *name, size_t len)
@@ -170,19 +174,12 @@ uint64_t rdt_capture_n_subbufs(const char *dir)
 
 int rdt_capture_dropped_start(const char *dir, char *path, size_t len)
 {
-	int ret = path_of(path, len, dir, RDT_SAVED_DROPPED_START);
-
-	if (ret)
-		return ret;
-	if (access(path, F_OK))		/* the live module's directory */
-		return path_of(path, len, dir, "dropped");
-	return 0;
+	/* none: the live module's directory, counted from now */
+	return path_of(path, len, dir, has_file(dir, RDT_SAVED_DROPPED_START) ?
+		       RDT_SAVED_DROPPED_START : "dropped");
 }
 
 bool rdt_capture_finished(const char *dir)
 {
-	char path[600];
-
-	return !path_of(path, sizeof(path), dir, "dropped") &&
-	       !access(path, F_OK);
+	return has_file(dir, "dropped");
 }

@@ -333,7 +333,6 @@ static inline void rdt_ob_c(struct rdt_ob *o, char c)
 	o->len++;
 }
 
-/* "%" PRIu64, "%" PRId64, "%" PRIx64 */
 /*
  * Decimal numbers without library calls (the text, JSON and Perfetto
  * writers): the length first, then the digits from the end, two at a
@@ -384,6 +383,7 @@ static inline void rdt_udec(char *end, uint64_t v)
 	}
 }
 
+/* "%" PRIu64, "%" PRId64, "%" PRIx64 */
 static inline void rdt_ob_u(struct rdt_ob *o, uint64_t v)
 {
 	int n = rdt_ndec(v);
