@@ -83,7 +83,7 @@ static void usage(FILE *f)
 "                        (no --nccl/--rxe/--tcp: all that are available)\n"
 "      --no-enable       do not switch the module's tracing on for --follow\n"
 "      --window MS       reorder window of live sources and saved captures\n"
-"                        (default 100)\n"
+"                        (default 100, at most 60000)\n"
 "      --clock-align=MODE  -i files of several hosts: auto (default) aligns\n"
 "                        their clocks from rxe packets traced on both sides\n"
 "                        (rxe_xmit, rxe_rcv) where there are some, else keeps\n"
