@@ -23,7 +23,7 @@ KERNELS	= tests/vm/kernels
 
 export PREFIX DESTDIR
 
-.PHONY: all userspace kmod deps check check-full demo bench stress kcsan install uninstall \
+.PHONY: all userspace kmod deps check check-full schema demo bench stress kcsan install uninstall \
 	clean debug-kernel dkms-install dkms-uninstall deb
 
 all: userspace kmod
@@ -72,6 +72,10 @@ deps:
 # scripts/check.sh times each phase.
 check:
 	scripts/check.sh
+
+# The C that schema/records.py describes (schema/gen.py says what).
+schema:
+	python3 schema/gen.py
 
 # make check, and the debug-kernel runs that CI's 90 minutes leave out
 # (tests whose line 2 says check=...)

@@ -167,6 +167,22 @@ struct rdt_type_info {
 };
 extern const struct rdt_type_info rdt_types[RDT_EV_MAX + 1];
 
+/* A shown field of a layout schema/records.py describes (schema.c). */
+struct rdt_schema_field {
+	const char	*key;
+	char		show;		/* 'U', 'I', 'X' or 'S' (char array) */
+	uint16_t	off, size;	/* in the record, header included */
+};
+
+struct rdt_schema_layout {
+	const struct rdt_schema_field *f;
+	size_t		n;
+};
+
+/* @type's fields in wire order; NULL (*n 0) if the schema does not
+ * describe its layout (its fields are then fields.inc's code alone). */
+const struct rdt_schema_field *rdt_schema_fields(unsigned int type, size_t *n);
+
 /* Records the reader applies itself (names, loss).  Ranges, not a call
  * and seven compares: this runs several times per record. */
 static inline bool rdt_is_bookkeeping(unsigned int type)

@@ -105,6 +105,7 @@ struct rdt_hdr {
 	__u32	dev;		/* ib_device index, RDT_NO_DEV if none */
 };
 
+/* schema/gen.py: enum rdt_type */
 /*
  * Record types.  Numbers are stable across minor versions: new types are
  * only ever appended within a range.
@@ -154,8 +155,8 @@ enum rdt_type {
 	 * 1.10, source RDT_SRC_VERBS: a userspace provider's data path (its
 	 * ibv_context ops), bodies as the module's records of the same verb.
 	 * The WRs of a post are stamped at its entry, completions at poll's
-	 * return; qpn is ibv_qp.qp_num, cq_id and srq_id the uverbs handle
-	 * (not restrack's id), hdr.dev the kernel's device index.
+	 * return; qpn is ibv_qp.qp_num, cq_id and srq_id the uverbs handle (not
+	 * restrack's id), hdr.dev the kernel's device index.
 	 */
 	RDT_EV_VERBS_POST_SEND	= 136,	/* struct rdt_ev_post_send, one per WR */
 	RDT_EV_VERBS_POST_RECV	= 137,	/* struct rdt_ev_post_recv, one per WR */
@@ -189,6 +190,8 @@ enum rdt_type {
 
 	RDT_EV_MAX		= 255,
 };
+
+/* schema/gen.py: end */
 
 /* Bit n of the kmod `events` mask enables type (64 + n). */
 #define RDT_KMOD_TYPE_FIRST	RDT_EV_DEVICE_ADD
@@ -316,6 +319,7 @@ struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
  * the driver's time and their pid and tid the creator's.  One the module
  * could not hold back (32 waiting at once) carries 0, stamped at once.
  */
+/* schema/gen.py: struct rdt_ev_pd */
 struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
 	struct rdt_hdr hdr;
 	__u32	pd_id;			/* ib_pd->res.id */
@@ -325,8 +329,11 @@ struct rdt_ev_pd {			/* PD_ALLOC, PD_DEALLOC */
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
 
+/* schema/gen.py: end */
+
 /* ---- completion queues ------------------------------------------------- */
 
+/* schema/gen.py: struct rdt_ev_cq */
 struct rdt_ev_cq {			/* CQ_CREATE, CQ_DESTROY */
 	struct rdt_hdr hdr;
 	__u32	cq_id;			/* ib_cq->res.id */
@@ -337,6 +344,8 @@ struct rdt_ev_cq {			/* CQ_CREATE, CQ_DESTROY */
 	__u32	pad;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 /* ---- queue pairs --------------------------------------------------------- */
 
@@ -398,6 +407,7 @@ enum rdt_qp_gids {
 	RDT_QP_SGID	= 2,
 };
 
+/* schema/gen.py: struct rdt_ev_qp_destroy */
 struct rdt_ev_qp_destroy {
 	struct rdt_hdr hdr;
 	__u32	qpn;
@@ -406,6 +416,8 @@ struct rdt_ev_qp_destroy {
 	__u32	pad;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 /* ---- memory regions ------------------------------------------------------ */
 
@@ -446,12 +458,15 @@ struct rdt_ev_post_send {
 	__u16	index;			/* position in the posted list */
 };
 
+/* schema/gen.py: struct rdt_ev_post_send_db */
 struct rdt_ev_post_send_db {		/* empty WR list (doorbell) */
 	struct rdt_hdr hdr;
 	__u32	qpn;
 	__s32	ret;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 struct rdt_ev_post_recv {
 	struct rdt_hdr hdr;
@@ -519,6 +534,7 @@ struct rdt_ev_poll_cq_wc {
  * 1.8: written for a poll that returned no completion or failed, or one
  * whose completions are not traced; see poll_requested above.
  */
+/* schema/gen.py: struct rdt_ev_poll_cq */
 struct rdt_ev_poll_cq {
 	struct rdt_hdr hdr;
 	__u32	cq_id;
@@ -526,6 +542,8 @@ struct rdt_ev_poll_cq {
 	__s32	ret;			/* returned count or -errno */
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 struct rdt_ev_req_notify_cq {
 	struct rdt_hdr hdr;
@@ -602,6 +620,7 @@ struct rdt_ev_rxe_cqe {
 	__u32	user;			/* 1: CQ is mapped to userspace */
 };
 
+/* schema/gen.py: struct rdt_ev_rxe_rcv */
 struct rdt_ev_rxe_rcv {
 	struct rdt_hdr hdr;
 	__u32	qpn;			/* destination QPN of the packet */
@@ -609,6 +628,8 @@ struct rdt_ev_rxe_rcv {
 	__u32	opcode;			/* IB BTH opcode */
 	__u32	length;			/* packet payload length */
 };
+
+/* schema/gen.py: end */
 
 /*
  * One RoCEv2 packet handed to the network by rxe (requests, responses and
@@ -918,5 +939,12 @@ struct rdt_file_hdr {
 	char	boot_id[40];		/* /proc/sys/kernel/random/boot_id */
 	__u8	reserved[48];
 };
+
+/*
+ * Layouts that schema/records.py describes and no region above holds (a
+ * new one goes to its section: a region of its own there).
+ */
+/* schema/gen.py: other layouts */
+/* schema/gen.py: end */
 
 #endif /* _UAPI_RDMATRACE_H */

@@ -31,6 +31,7 @@ extern "C" {
 /* ---- decoding ------------------------------------------------------------ */
 
 /* Every record type of the wire format, for an aligned typed copy. */
+/* schema/gen.py: union rdt_record */
 union rdt_record {
 	struct rdt_hdr			hdr;
 	struct rdt_ev_subbuf		subbuf;
@@ -78,7 +79,10 @@ union rdt_record {
 	struct rdt_ev_np_stop		np_stop;
 	struct rdt_ev_np_skip		np_skip;
 	struct rdt_ev_np_coll_old	np_coll_old;
+	/* Its size is the ABI: a new type fits in it (schema/records.py). */
+	uint8_t				raw[184];
 };
+/* schema/gen.py: end */
 
 enum rdt_decode_result {
 	RDT_DEC_OK		= 0,	/* *out holds the record */

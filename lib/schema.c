@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The fields of the layouts schema/records.py describes, as data: for a
+ * sink that shows a type it has no code of its own for (SQLite's view of
+ * a type in its records table).  The layouts' structs are checked here,
+ * at compile time, against the offsets and sizes schema/gen.py computed.
+ */
+#include <stddef.h>
+
+#include "internal.h"
+
+#include "schema_fields.inc"
+
+const struct rdt_schema_field *rdt_schema_fields(unsigned int type, size_t *n)
+{
+	if (type > RDT_EV_MAX || !schema_of[type].f) {
+		*n = 0;
+		return NULL;
+	}
+	*n = schema_of[type].n;
+	return schema_of[type].f;
+}

@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""
+Make the C of every layer from schema/records.py (what it makes: there).
+
+  schema/gen.py [--root DIR] [--check]
+
+--root   the tree to write into (default: this one)
+--check  write nothing; list each file that differs from what would be
+         made, exit 1 if one does
+
+Each output is either a whole file or a region of a hand-written one,
+between a "schema/gen.py: WHAT" line and a "schema/gen.py: end" line.
+Bad schema: a message naming the entry, exit 2, nothing written.
+"""
+import argparse
+import importlib.util
+import os
+import re
+import sys
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOTICE = "made by schema/gen.py from schema/records.py: edit that, then `make schema`"
+CTYPES = {"__u8": 1, "__u16": 2, "__u32": 4, "__u64": 8,
+          "__s8": 1, "__s16": 2, "__s32": 4, "__s64": 8}
+SHOWS = "UIXSH"
+HDR_SIZE = 32
+
+
+class SchemaError(Exception):
+    pass
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def lengths(uapi):
+    """The RDT_*_LEN constants an array's size may name."""
+    return {m.group(1): int(m.group(2)) for m in
+            re.finditer(r"^#define\s+(RDT_\w+_LEN)\s+(\d+)\b", uapi, re.M)}
+
+
+class Field:
+    def __init__(self, layout, t, consts):
+        if not isinstance(t, tuple) or len(t) != 5:
+            raise SchemaError(f"layout {layout}: a field is not (ctype, member, show, key, note): {t!r}")
+        self.ctype, self.member, self.show, self.key, self.note = t
+        where = f"layout {layout}, field {self.member}"
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.member)):
+            raise SchemaError(f"{where}: not a C member name")
+        if self.show not in SHOWS or len(self.show) != 1:
+            raise SchemaError(f"{where}: show {self.show!r} is none of {', '.join(SHOWS)}")
+        m = re.fullmatch(r"char\[(\w+)\]", self.ctype)
+        if m:
+            n = m.group(1)
+            self.dim = n
+            self.count = int(n) if n.isdigit() else consts.get(n)
+            if not self.count:
+                raise SchemaError(f"{where}: array size {n} is not a number or an RDT_*_LEN of rdmatrace.h")
+            self.base, self.size, self.align = "char", self.count, 1
+            if self.show not in "SH":
+                raise SchemaError(f"{where}: a char array is shown S or H, not {self.show}")
+        elif self.ctype in CTYPES:
+            self.dim = None
+            self.base, self.size = self.ctype, CTYPES[self.ctype]
+            self.align = self.size
+            if self.show == "S":
+                raise SchemaError(f"{where}: S is for char arrays")
+        else:
+            raise SchemaError(f"{where}: ctype {self.ctype!r} is not __u8..__u64, __s8..__s64 or char[N]")
+        if self.show == "H":
+            if self.key is not None:
+                raise SchemaError(f"{where}: a hidden field has no key")
+        elif not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.key)):
+            raise SchemaError(f"{where}: key {self.key!r} is not a lower-case name")
+
+    def decl(self):
+        return f"{self.member}[{self.dim}]" if self.dim else self.member
+
+
+class Layout:
+    def __init__(self, name, spec, consts):
+        self.name = name
+        self.fields = None
+        if spec is None:
+            return
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise SchemaError(f"layout {name}: not None or (note, fields)")
+        self.note, fields = spec
+        self.fields = [Field(name, f, consts) for f in fields]
+        off = HDR_SIZE
+        seen, keys = set(), set()
+        for f in self.fields:
+            if off % f.align:
+                raise SchemaError(f"layout {name}: {f.member} at offset {off} is not {f.align}-aligned: add padding (a hidden field) before it")
+            f.offset = off
+            off += f.size
+            if f.member in seen or f.member == "hdr":
+                raise SchemaError(f"layout {name}: member {f.member} twice")
+            seen.add(f.member)
+            if f.key in keys:
+                raise SchemaError(f"layout {name}: key {f.key} twice")
+            if f.key:
+                keys.add(f.key)
+        if off % 8:
+            raise SchemaError(f"layout {name}: {off} bytes is not a multiple of 8: add padding (a hidden field) at its end")
+        self.size = off
+
+    def member_offset(self, member):
+        for f in self.fields:
+            if f.member == member:
+                return f.offset
+        return None
+
+
+class Schema:
+    def __init__(self, recs, uapi):
+        consts = lengths(uapi)
+        types = list(recs.TYPES)
+        lay_specs = dict(recs.LAYOUTS)
+        self.members = dict(getattr(recs, "MEMBERS", {}))
+        self.union_size = recs.UNION_SIZE
+        self.layouts = {n: Layout(n, s, consts) for n, s in lay_specs.items()}
+        for L in self.layouts.values():
+            if L.fields is not None and L.size > self.union_size:
+                raise SchemaError(f"layout {L.name}: {L.size} bytes is more than union rdt_record's {self.union_size} (UNION_SIZE: librdmatrace0's ABI)")
+        self.items = types
+        self.types = []
+        nums, enums, names = {}, {}, {}
+        for t in self.items:
+            if isinstance(t, str):
+                continue
+            if not isinstance(t, tuple) or len(t) not in (5, 6):
+                raise SchemaError(f"type {t!r}: not (number, ENUM, name, layout, older[, note])")
+            num, enum, name, lay, older = t[:5]
+            where = f"type {enum}"
+            if not isinstance(num, int) or not 1 <= num <= 254:
+                raise SchemaError(f"{where}: number {num!r} is not 1..254")
+            if not re.fullmatch(r"[A-Z][A-Z0-9_]*", str(enum)):
+                raise SchemaError(f"{where}: ENUM is not an upper-case name")
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", str(name)):
+                raise SchemaError(f"{where}: name {name!r} is not a lower-case name")
+            for seen, v, what in ((nums, num, "number"), (enums, enum, "ENUM"), (names, name, "name")):
+                if v in seen:
+                    raise SchemaError(f"{where}: {what} {v} is type {seen[v]}'s too")
+                seen[v] = enum
+            if self.types and num <= self.types[-1]["num"]:
+                raise SchemaError(f"{where}: number {num} comes after {self.types[-1]['num']}: TYPES is in number order")
+            if lay not in self.layouts:
+                raise SchemaError(f"{where}: layout {lay} is not in LAYOUTS")
+            L = self.layouts[lay]
+            if older is not None and L.fields is not None and L.member_offset(older) is None:
+                raise SchemaError(f"{where}: older {older} is not a member of layout {lay}")
+            self.types.append(dict(num=num, enum=enum, name=name, layout=lay,
+                                   older=older, note=t[5] if len(t) == 6 else None))
+
+    def member(self, layout):
+        return self.members.get(layout, layout)
+
+
+def tabs_to(text, col):
+    """Tabs after @text (starting at column 0) up to column @col."""
+    width = len(text.expandtabs(8))
+    n = max(1, (col - width + 7) // 8) if width < col else 1
+    return text + "\t" * n
+
+
+def comment_block(text, indent):
+    one = f"{indent}/* {text} */"
+    if len(one.expandtabs(8)) <= 80:
+        return [one]
+    width = 80 - len(indent.expandtabs(8)) - 3
+    return ([f"{indent}/*"] + [f"{indent} * {line}" for line in textwrap.wrap(text, width)] +
+            [f"{indent} */"])
+
+
+def gen_enum(s):
+    out = ["/*",
+           " * Record types.  Numbers are stable across minor versions: new types are",
+           " * only ever appended within a range.",
+           " */",
+           "enum rdt_type {"]
+    types = iter(s.types)
+    for it in s.items:
+        if isinstance(it, str):
+            out += [""] if it == "" else comment_block(it, "\t")
+            continue
+        t = next(types)
+        line = tabs_to(f"\tRDT_EV_{t['enum']}", 32) + f"= {t['num']},"
+        if t["note"]:
+            c = tabs_to(line, 40) + f"/* {t['note']} */"
+            if len(c.expandtabs(8)) <= 100:
+                line = c
+            else:
+                out += comment_block(t["note"], "\t")
+        out.append(line)
+    # the blank line: checkpatch wants one after a declaration
+    out += ["", tabs_to("\tRDT_EV_MAX", 32) + "= 255,", "};", ""]
+    return out
+
+
+def gen_struct(L):
+    head = f"struct rdt_ev_{L.name} {{"
+    out = [tabs_to(head, 40) + f"/* {L.note} */" if L.note else head,
+           "\tstruct rdt_hdr hdr;"]
+    for f in L.fields:
+        line = f"\t{f.base}\t{f.decl()};"
+        if f.note:
+            c = tabs_to(line, 40) + f"/* {f.note} */"
+            line = c if len(c.expandtabs(8)) <= 100 else line
+        out.append(line)
+    out += ["};", ""]
+    return out
+
+
+def gen_union(s):
+    out = ["union rdt_record {", tabs_to("\tstruct rdt_hdr", 40) + "hdr;"]
+    for n in s.layouts:
+        out.append(tabs_to(f"\tstruct rdt_ev_{n}", 40) + f"{s.member(n)};")
+    out.append("\t/* Its size is the ABI: a new type fits in it (schema/records.py). */")
+    out.append(tabs_to("\tuint8_t", 40) + f"raw[{s.union_size}];")
+    out.append("};")
+    return out
+
+
+def gen_types_inc(s):
+    out = [f"/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
+           f"/* {NOTICE}. */",
+           "/* The rows of rdt_types[] (decode.c): name, size, older size. */"]
+    for t in s.types:
+        st = f"struct rdt_ev_{t['layout']}"
+        older = f"offsetof({st}, {t['older']})" if t["older"] else "0"
+        out.append(f"[RDT_EV_{t['enum']}] = {{ \"{t['name']}\", sizeof({st}), {older} }},")
+    return out
+
+
+def gen_fields_inc(s):
+    out = ["/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
+           f"/* {NOTICE}. */",
+           "/* The cases of fields.inc's switch for the layouts the schema describes. */"]
+    for n, L in s.layouts.items():
+        if L.fields is None:
+            continue
+        ts = [t for t in s.types if t["layout"] == n]
+        if not ts:
+            continue
+        for t in ts:
+            out.append(f"case RDT_EV_{t['enum']}:")
+        for f in L.fields:
+            if f.show != "H":
+                out.append(f"\t{f.show}(\"{f.key}\", r->{s.member(n)}.{f.member});")
+        out.append("\tbreak;")
+    return out
+
+
+def gen_schema_fields(s):
+    out = ["/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
+           f"/* {NOTICE}. */",
+           "/* The fields of the described layouts, as data (schema.c). */"]
+    for n, L in s.layouts.items():
+        if L.fields is None:
+            continue
+        st = f"struct rdt_ev_{n}"
+        out.append(f"_Static_assert(sizeof({st}) == {L.size}, \"{st}: schema/gen.py's size\");")
+        for f in L.fields:
+            out.append(f"_Static_assert(offsetof({st}, {f.member}) == {f.offset} && "
+                       f"sizeof(((({st} *)0)->{f.member})) == {f.size}, "
+                       f"\"{st}.{f.member}: schema/gen.py's place\");")
+        shown = [f for f in L.fields if f.show != "H"]
+        out.append(f"static const struct rdt_schema_field sf_{n}[] = {{")
+        for f in shown:
+            out.append(f"\t{{ \"{f.key}\", '{f.show}', {f.offset}, {f.size} }},")
+        out.append("};")
+    out.append(f"_Static_assert(sizeof(union rdt_record) == {s.union_size}, "
+               "\"union rdt_record: a layout outgrew UNION_SIZE (librdmatrace0's ABI)\");")
+    out.append("static const struct rdt_schema_layout schema_of[RDT_EV_MAX + 1] = {")
+    for t in s.types:
+        L = s.layouts[t["layout"]]
+        if L.fields is not None:
+            out.append(f"\t[RDT_EV_{t['enum']}] = {{ sf_{L.name}, "
+                       f"sizeof(sf_{L.name}) / sizeof(sf_{L.name}[0]) }},")
+    out.append("};")
+    return out
+
+
+def replace_region(text, what, lines, path):
+    begin = f"/* schema/gen.py: {what} */"
+    end = "/* schema/gen.py: end */"
+    i = text.find(begin)
+    if i < 0:
+        return None
+    j = text.find(end, i)
+    if j < 0:
+        raise SchemaError(f"{path}: region '{what}' has no end line")
+    body = "".join(line + "\n" for line in lines)
+    return text[:i] + begin + "\n" + body + text[j:]
+
+
+def outputs(s, root, uapi):
+    res = {}
+    up = "kmod/uapi/rdmatrace.h"
+    t = replace_region(uapi, "enum rdt_type", gen_enum(s), up)
+    if t is None:
+        raise SchemaError(f"{up}: no 'schema/gen.py: enum rdt_type' region")
+    homeless = []
+    for n, L in s.layouts.items():
+        if L.fields is None:
+            continue
+        r = replace_region(t, f"struct rdt_ev_{n}", gen_struct(L), up)
+        if r is None:
+            homeless += gen_struct(L)
+        else:
+            t = r
+    r = replace_region(t, "other layouts", homeless, up)
+    if r is None:
+        raise SchemaError(f"{up}: no 'schema/gen.py: other layouts' region")
+    res[up] = r
+    lp = "lib/include/rdmatrace/rdmatrace.h"
+    with open(os.path.join(root, lp)) as fh:
+        lib = fh.read()
+    r = replace_region(lib, "union rdt_record", gen_union(s), lp)
+    if r is None:
+        raise SchemaError(f"{lp}: no 'schema/gen.py: union rdt_record' region")
+    res[lp] = r
+    res["lib/types.inc"] = "\n".join(gen_types_inc(s)) + "\n"
+    res["lib/fields_schema.inc"] = "\n".join(gen_fields_inc(s)) + "\n"
+    res["lib/schema_fields.inc"] = "\n".join(gen_schema_fields(s)) + "\n"
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.strip().split("\n")[0])
+    ap.add_argument("--root", default=os.path.dirname(HERE))
+    ap.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    try:
+        with open(os.path.join(a.root, "kmod/uapi/rdmatrace.h")) as fh:
+            uapi = fh.read()
+        recs = load(os.path.join(a.root, "schema/records.py"), "rdt_records")
+        s = Schema(recs, uapi)
+        res = outputs(s, a.root, uapi)
+    except (SchemaError, OSError, SyntaxError, AttributeError, TypeError, ValueError) as e:
+        print(f"schema/gen.py: {e}", file=sys.stderr)
+        return 2
+    differ = []
+    for rel, text in res.items():
+        p = os.path.join(a.root, rel)
+        try:
+            with open(p) as fh:
+                old = fh.read()
+        except FileNotFoundError:
+            old = None
+        if old == text:
+            continue
+        differ.append(rel)
+        if not a.check:
+            with open(p + ".tmp", "w") as fh:
+                fh.write(text)
+            os.replace(p + ".tmp", p)
+    if a.check:
+        for rel in differ:
+            print(f"schema/gen.py: {rel} is not what schema/records.py makes (run `make schema`)",
+                  file=sys.stderr)
+        return 1 if differ else 0
+    for rel in differ:
+        print(f"schema/gen.py: wrote {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""
+Every record type of rdmatrace's wire format, described once.
+
+schema/gen.py makes from this file, and only from it:
+  kmod/uapi/rdmatrace.h   enum rdt_type, and the struct of each layout
+                          described below (in its "schema:" region)
+  lib/include/rdmatrace/rdmatrace.h  union rdt_record
+  lib/types.inc           the decode table: name, size, older size
+  lib/fields_schema.inc   the fields text, JSON and Perfetto's args show
+                          for the described layouts
+  lib/schema_fields.inc   the same fields as data: the SQLite sink's view
+                          of a type no table of its own holds
+Run `make schema` after an edit and commit what it wrote: the test
+lib/schema fails while the tree differs from what gen.py makes (and shows
+a throwaway type added here alone reaching text, JSON, SQLite and
+Perfetto).
+
+TYPES: the types in number order.  A string is a heading (a comment over
+the entries that follow); "" a blank line.  An entry is
+  (number, ENUM, name, layout, older, note)
+number and ENUM (RDT_EV_<ENUM>) are the stable ABI; name is what every
+output calls it; layout the struct rdt_ev_<layout> that carries it; older
+None, or the member at which a record of an older minor ABI ended (a
+shorter record is taken, the members from it on read 0); note optional.
+
+LAYOUTS: every struct rdt_ev_<layout>, in the order of union rdt_record.
+A layout is None where its struct is still written by hand in
+rdmatrace.h and its fields in lib/fields.inc (they move here one by one);
+else (note, fields): each field (ctype, member, show, key, note), in wire
+order after the header, where
+  ctype  __u8 .. __u64, __s8 .. __s64, or "char[N]" (N a number or an
+         RDT_*_LEN of rdmatrace.h)
+  show   U unsigned, I signed, X hex, S a NUL-padded name, H hidden
+         (padding, or what a reader shows by other means: dur_ns)
+  key    its name in text, JSON, SQLite and Perfetto (None with H)
+gen.py refuses implicit padding, a size that is not a multiple of 8, and
+a number, ENUM or name used twice.
+
+MEMBERS: union rdt_record's member of a layout whose member name differs.
+UNION_SIZE: the union's size, fixed (the library's ABI).
+"""
+
+TYPES = [
+    '1..63: stream bookkeeping, any source',
+    (1, 'SUBBUF', 'subbuf', 'subbuf', None, 'starts every relay sub-buffer'),
+    (2, 'COMM', 'comm', 'comm', None, "pid/tid -> comm, before a task's events"),
+    (3, 'LOST', 'lost', 'lost', None, 'events lost by a source (in-stream)'),
+    "16..63: librdmatrace's own records (source RDT_SRC_USER)",
+    (16, 'PORT_COUNTER', 'port_counter', 'port_counter', None, '1.5: a port counter that moved'),
+    (17, 'STUCK', 'stuck', 'stuck', None, "1.11: --stuck: a report's line"),
+    (18, 'UNSTUCK', 'unstuck', 'stuck', None, '1.11: --stuck: moving again'),
+    "",
+    '64..127: rdmatrace.ko, device->ops wrappers',
+    (64, 'DEVICE_ADD', 'device_add', 'device', None),
+    (65, 'DEVICE_REMOVE', 'device_remove', 'device', None),
+    (66, 'DEVICE_RENAME', 'device_rename', 'device', None),
+    (67, 'PD_ALLOC', 'pd_alloc', 'pd', 'dur_ns'),
+    (68, 'PD_DEALLOC', 'pd_dealloc', 'pd', 'dur_ns'),
+    (69, 'CQ_CREATE', 'cq_create', 'cq', 'dur_ns'),
+    (70, 'CQ_DESTROY', 'cq_destroy', 'cq', 'dur_ns'),
+    (71, 'QP_CREATE', 'qp_create', 'qp_create', 'dur_ns'),
+    (72, 'QP_MODIFY', 'qp_modify', 'qp_modify', 'dur_ns'),
+    (73, 'QP_DESTROY', 'qp_destroy', 'qp_destroy', 'dur_ns'),
+    (74, 'MR_REG', 'mr_reg', 'mr', 'dur_ns'),
+    (75, 'MR_DEREG', 'mr_dereg', 'mr', 'dur_ns'),
+    (76, 'POST_SEND', 'post_send', 'post_send', None, 'one per WR'),
+    (77, 'POST_SEND_DB', 'post_send_db', 'post_send_db', 'dur_ns', 'empty WR list: uverbs doorbell'),
+    (78, 'POST_RECV', 'post_recv', 'post_recv', None, 'one per WR, QP or SRQ'),
+    (79, 'POLL_CQ_WC', 'poll_cq_wc', 'poll_cq_wc', None, 'one per returned completion'),
+    (80, 'POLL_CQ', 'poll_cq', 'poll_cq', None, 'summary of one poll_cq call'),
+    (81, 'REQ_NOTIFY_CQ', 'req_notify_cq', 'req_notify_cq', 'dur_ns'),
+    (82, 'DEVICE_STATE', 'device_state', 'device', None, '1.1: present when tracing went on'),
+    (83, 'POST_FAIL', 'post_fail', 'post_fail', None, '1.4: a post_send/recv that failed'),
+    "",
+    '128..191: bpf/',
+    (128, 'NCCL_CALL', 'nccl_call', 'nccl_call', None, 'one NCCL API call, at its return'),
+    (129, 'NCCL_COMM', 'nccl_comm', 'nccl_comm', None, 'communicator initialised'),
+    (130, 'RXE_CQE', 'rxe_cqe', 'rxe_cqe', None, 'rxe_cq_post: every rxe completion'),
+    (131, 'RXE_RCV', 'rxe_rcv', 'rxe_rcv', None, 'rxe_rcv: every received packet'),
+    (132, 'RXE_RETRY', 'rxe_retry', 'rxe_retry', None, 'requester retransmit / RNR retry'),
+    (133, 'TCP_RETRANSMIT', 'tcp_retransmit', 'tcp_retransmit', None, 'tcp:tcp_retransmit_skb'),
+    (134, 'COLL_MARK', 'coll_mark', 'coll_mark', None, 'USDT collective begin/end marker'),
+    (135, 'RXE_XMIT', 'rxe_xmit', 'rxe_xmit', None, '1.6: rxe_xmit_packet: every sent packet'),
+    "1.10, source RDT_SRC_VERBS: a userspace provider's data path (its ibv_context ops), bodies as the module's records of the same verb. The WRs of a post are stamped at its entry, completions at poll's return; qpn is ibv_qp.qp_num, cq_id and srq_id the uverbs handle (not restrack's id), hdr.dev the kernel's device index.",
+    (136, 'VERBS_POST_SEND', 'verbs_post_send', 'post_send', None, 'struct rdt_ev_post_send, one per WR'),
+    (137, 'VERBS_POST_RECV', 'verbs_post_recv', 'post_recv', None, 'struct rdt_ev_post_recv, one per WR'),
+    (138, 'VERBS_WC', 'verbs_wc', 'poll_cq_wc', None, 'struct rdt_ev_poll_cq_wc, one per WC'),
+    (139, 'VERBS_POST_FAIL', 'verbs_post_fail', 'post_fail', None, 'struct rdt_ev_post_fail: ret -errno'),
+    "1.13: struct rdt_ev_req_notify_cq, at the call's return",
+    (140, 'VERBS_REQ_NOTIFY', 'verbs_req_notify', 'req_notify_cq', None),
+    (141, 'COLL_STEP', 'coll_step', 'coll_step', None, '1.14: USDT: a rank began a step'),
+    "",
+    '192..254: NCCL profiler plugin (1.3); struct rdt_np_ids first',
+    (192, 'NP_COMM_INIT', 'np_comm_init', 'np_comm', None, 'profiler init of a communicator'),
+    (193, 'NP_COMM_FINI', 'np_comm_fini', 'np_comm', None, 'profiler finalize'),
+    (194, 'NP_GROUP', 'np_group', 'np_group', None),
+    (195, 'NP_GROUP_API', 'np_group_api', 'np_group', None),
+    (196, 'NP_COLL_API', 'np_coll_api', 'np_api', None),
+    (197, 'NP_P2P_API', 'np_p2p_api', 'np_api', None),
+    (198, 'NP_KERNEL_LAUNCH', 'np_kernel_launch', 'np_kernel_launch', None),
+    (199, 'NP_COLL', 'np_coll', 'np_coll', None),
+    (200, 'NP_P2P', 'np_p2p', 'np_p2p', None),
+    (201, 'NP_PROXY_OP', 'np_proxy_op', 'np_proxy_op', None),
+    (202, 'NP_PROXY_STEP', 'np_proxy_step', 'np_proxy_step', None),
+    (203, 'NP_PROXY_CTRL', 'np_proxy_ctrl', 'np_proxy_ctrl', None),
+    (204, 'NP_KERNEL_CH', 'np_kernel_ch', 'np_kernel_ch', None, 'GPU globaltimer at channel start'),
+    (205, 'NP_NET_IB', 'np_net_ib', 'np_net_ib', None, 'one IB work request, at its post'),
+    (206, 'NP_NET_SOCK', 'np_net_sock', 'np_net_sock', None),
+    (207, 'NP_NET', 'np_net', 'np_net', None, 'a net plugin event of another kind'),
+    (208, 'NP_STATE', 'np_state', 'np_state', None, 'recordEventState of an event'),
+    (209, 'NP_STOP', 'np_stop', 'np_stop', None, "stopEvent: the event's end"),
+    (210, 'NP_SKIP', 'np_skip', 'np_skip', None, 'a descriptor the plugin skipped'),
+    (211, 'NP_COLL_OLD', 'np_coll_old', 'np_coll_old', None, '1.7: v1, v2 Coll fields v5 lacks'),
+]
+
+# sizeof(union rdt_record), which struct rdt_event embeds: librdmatrace0's
+# ABI.  The union holds raw[UNION_SIZE] so that a new type leaves it as
+# it is; gen.py refuses a layout larger (that is a new SONAME).
+UNION_SIZE = 184
+
+MEMBERS = {
+    "poll_cq_wc": "wc",
+    "req_notify_cq": "req_notify",
+    "tcp_retransmit": "tcp",
+}
+
+DUR = ("__u64", "dur_ns", "H", None, "in the driver (1.9): see RDT_ABI_MINOR")
+
+LAYOUTS = {
+    "subbuf": None,
+    "comm": None,
+    "lost": None,
+    "port_counter": None,
+    "stuck": None,
+    "device": None,
+    "pd": ("PD_ALLOC, PD_DEALLOC", [
+        ("__u32", "pd_id", "U", "pd", "ib_pd->res.id"),
+        ("__s32", "ret", "I", "ret", None),
+        ("__u32", "user", "U", "user", "1: created through uverbs"),
+        ("__u32", "local_dma_lkey", "H", None, None),
+        DUR,
+    ]),
+    "cq": ("CQ_CREATE, CQ_DESTROY", [
+        ("__u32", "cq_id", "U", "cq", "ib_cq->res.id"),
+        ("__s32", "ret", "I", "ret", None),
+        ("__u32", "cqe", "U", "cqe", "requested (CREATE) / actual depth"),
+        ("__s32", "comp_vector", "I", "comp_vector", None),
+        ("__u32", "user", "U", "user", None),
+        ("__u32", "pad", "H", None, None),
+        DUR,
+    ]),
+    "qp_create": None,
+    "qp_modify": None,
+    "qp_destroy": (None, [
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__s32", "ret", "I", "ret", None),
+        ("__u32", "qp_type", "U", "qp_type", None),
+        ("__u32", "pad", "H", None, None),
+        DUR,
+    ]),
+    "mr": None,
+    "post_send": None,
+    "post_send_db": ("empty WR list (doorbell)", [
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__s32", "ret", "I", "ret", None),
+        DUR,
+    ]),
+    "post_recv": None,
+    "post_fail": None,
+    "poll_cq_wc": None,
+    "poll_cq": (None, [
+        ("__u32", "cq_id", "U", "cq", None),
+        ("__s32", "requested", "I", "requested", "num_entries"),
+        ("__s32", "ret", "I", "ret", "returned count or -errno"),
+        ("__u32", "pad", "H", None, None),
+    ]),
+    "req_notify_cq": None,
+    "nccl_call": None,
+    "nccl_comm": None,
+    "rxe_cqe": None,
+    "rxe_rcv": (None, [
+        ("__u32", "qpn", "U", "qpn", "destination QPN of the packet"),
+        ("__u32", "psn", "U", "psn", None),
+        ("__u32", "opcode", "U", "bth_opcode", "IB BTH opcode"),
+        ("__u32", "length", "U", "length", "packet payload length"),
+    ]),
+    "rxe_xmit": None,
+    "rxe_retry": None,
+    "tcp_retransmit": None,
+    "coll_mark": None,
+    "coll_step": None,
+    "np_comm": None,
+    "np_group": None,
+    "np_api": None,
+    "np_kernel_launch": None,
+    "np_coll": None,
+    "np_p2p": None,
+    "np_proxy_op": None,
+    "np_proxy_step": None,
+    "np_proxy_ctrl": None,
+    "np_kernel_ch": None,
+    "np_net_ib": None,
+    "np_net_sock": None,
+    "np_net": None,
+    "np_state": None,
+    "np_stop": None,
+    "np_skip": None,
+    "np_coll_old": None,
+}
