@@ -84,6 +84,13 @@ static const char schema[] =
 " devname TEXT, port INTEGER, dir TEXT, name TEXT, delta INTEGER,"
 " value INTEGER);\n"
 "CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n"
+/* A type no table above holds (one newer than this code, or one added to
+ * schema/records.py with no code here): a row with its fields as JSON,
+ * the JSON sink's keys; a type the schema describes gets a view of its
+ * own with a column per field (records_view()). */
+"CREATE TABLE records(ts_ns INTEGER, host INTEGER, src INTEGER, cpu INTEGER,"
+" pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT, type TEXT,"
+" fields TEXT);\n"
 /* --stuck's reports (ABI 1.11): a row per line, the episode's end too. */
 "CREATE TABLE stuck(ts_ns INTEGER, host INTEGER, episode INTEGER, what TEXT,"
 " kind TEXT, since_ns INTEGER, pid INTEGER, dev INTEGER, qpn INTEGER,"
@@ -212,7 +219,7 @@ enum {
 	ST_VERB, ST_WC, ST_QPS, ST_NCCL, ST_COMM_NCCL, ST_TCP, ST_RCV, ST_XMIT,
 	ST_RETRY,
 	ST_DEV, ST_COMMS, ST_LOST, ST_MARK, ST_NP, ST_CTR, ST_HOSTS, ST_SOURCES,
-	ST_DROPS, ST_LATE, ST_STUCK, ST_MAX
+	ST_DROPS, ST_LATE, ST_STUCK, ST_REC, ST_MAX
 };
 
 static const char *const sql[ST_MAX] = {
@@ -249,6 +256,7 @@ static const char *const sql[ST_MAX] = {
 	[ST_DROPS] = "INSERT INTO drops VALUES(?,?,?,?)",
 	[ST_LATE] = "INSERT INTO late_events VALUES(?,?,?,?,?,?)",
 	[ST_STUCK] = "INSERT INTO stuck VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_REC] = "INSERT INTO records VALUES(?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_NP] = "INSERT INTO nccl_plugin(ts_ns,host,cpu,pid,tid,comm,type,event,"
 		"ev_id,parent,comm_id,rank,fields,qpn,wr_id) "
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -289,6 +297,7 @@ struct table {
 struct sq {
 	sqlite3 *db;
 	struct table t[ST_MAX];
+	uint64_t viewed[(RDT_EV_MAX + 1) / 64];	/* records_view() made */
 	struct rdt_wrmatch *m;
 	uint64_t rows;
 	bool live;	/* a live reader: commit now and then */
@@ -695,6 +704,81 @@ static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
 	free(json);
 }
 
+/*
+ * The view of a type the schema describes, over its rows of records: a
+ * column per field, named by its key, as the JSON has it.  Made at the
+ * type's first row, so a database has the views of the types it holds.
+ * A name some table already has keeps its rows in records alone.
+ */
+static void records_view(struct sq *q, unsigned int type)
+{
+	const struct rdt_schema_field *f;
+	const char *name = rdt_type_name(type);
+	char *ddl = NULL;
+	size_t n, len = 0;
+	FILE *m;
+
+	if (q->viewed[type / 64] & (1ULL << (type % 64)))
+		return;
+	q->viewed[type / 64] |= 1ULL << (type % 64);
+	f = rdt_schema_fields(type, &n);
+	if (!f || !name || !(m = open_memstream(&ddl, &len)))
+		return;
+	fprintf(m, "CREATE VIEW IF NOT EXISTS \"%s\" AS SELECT ts_ns, host, src,"
+		" cpu, pid, tid, comm, dev, devname", name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(m, ", json_extract(fields, '$.%s') AS \"%s\"",
+			f[i].key, f[i].key);
+	fprintf(m, " FROM records WHERE type = '%s'", name);
+	if (fclose(m) == 0)
+		sqlite3_exec(q->db, ddl, NULL, NULL, NULL);
+	free(ddl);
+}
+
+static void record_row(struct sq *q, const struct rdt_event *ev)
+{
+	const union rdt_record *r = &ev->rec;
+	struct binder b = start(q, ST_REC);
+	const char *name = rdt_type_name(r->hdr.type);
+	char *json = NULL, num[16];
+	size_t len = 0;
+	FILE *f = open_memstream(&json, &len);
+
+	if (f) {
+		rdt_fields(r, &rdt_json_fields, f);
+		fputc('}', f);
+		fclose(f);
+	}
+	if (json && json[0] == ',')
+		json[0] = '{';
+	bi(&b, (int64_t)ev->ts);
+	bi(&b, ev->host);
+	bi(&b, ev->src);
+	bi(&b, r->hdr.cpu == UINT32_MAX ? -1 : (int64_t)r->hdr.cpu);
+	bi(&b, r->hdr.pid);
+	bi(&b, r->hdr.tid);
+	bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
+	if (r->hdr.dev == RDT_NO_DEV)
+		bnull(&b);
+	else
+		bi(&b, r->hdr.dev);
+	bt(&b, ev->devname ? ev->devname : "", RDT_NAME_LEN);
+	if (!name) {
+		snprintf(num, sizeof(num), "%u", r->hdr.type);
+		name = num;
+	}
+	bt(&b, name, 64);
+	if (json && json[0] == '{')
+		bt(&b, json, (int)len);
+	else if (json)			/* no fields: "}" */
+		bs(&b, "{}", 2);
+	else
+		bnull(&b);
+	done(q, &b);
+	free(json);
+	records_view(q, r->hdr.type);
+}
+
 static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
 	struct sq *q = s->priv;
@@ -1027,6 +1111,8 @@ static int sq_write(struct rdt_sink *s, const struct rdt_event *ev)
 		bi(&b, (int64_t)r->port_counter.value);
 		done(q, &b);
 		break;
+	default:
+		record_row(q, ev);
 	}
 	/* Live runs: commit now and then so a crash keeps most rows.  A
 	 * conversion is one transaction, and the indexes come after it. */
