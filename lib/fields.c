@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* One description of every record's fields, shared by text and JSON. */
+/* One description of every record's fields, shared by text and JSON;
+ * rdt_json_fields writes them as JSON members. */
 #include <arpa/inet.h>
 #include <endian.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -49,3 +51,28 @@ void rdt_ob_fields(const union rdt_record *r, struct rdt_ob *o)
 #include "fields.inc"
 #undef K
 }
+
+static void fu(void *c, const char *k, uint64_t v)
+{
+	fprintf(c, ",\"%s\":%" PRIu64, k, v);
+}
+
+static void fi(void *c, const char *k, int64_t v)
+{
+	fprintf(c, ",\"%s\":%" PRId64, k, v);
+}
+
+/* Hex as strings: 64-bit ids would lose bits in JavaScript numbers. */
+static void fx(void *c, const char *k, uint64_t v)
+{
+	fprintf(c, ",\"%s\":\"0x%" PRIx64 "\"", k, v);
+}
+
+static void fs(void *c, const char *k, const char *v, size_t max)
+{
+	fprintf(c, ",\"%s\":", k);
+	rdt_json_str(c, v, max);
+}
+
+/* Record fields as JSON members, for the JSON Lines and Perfetto sinks. */
+const struct rdt_fieldv rdt_json_fields = { fu, fi, fx, fs };

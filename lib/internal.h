@@ -129,6 +129,9 @@ void rdt_reader_set_error(struct rdt_reader *r, const char *fmt, ...)
 struct rdt_src *rdt_reader_new_src(struct rdt_reader *r,
 				   enum rdt_source_kind kind, const char *name);
 void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s);
+/* After a source's open(): @ret < 0 drops @s, with its error as the
+ * reader's; else the source's index. */
+int rdt_reader_finish_add(struct rdt_reader *r, struct rdt_src *s, int ret);
 struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i);
 bool rdt_reader_live(const struct rdt_reader *r);	/* opts.follow */
 /* Live sources: the clock of the reader's current pass, and whether a
@@ -150,12 +153,8 @@ uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts);
 uint64_t rdt_reader_window(const struct rdt_reader *r);
 uint64_t rdt_reader_stall_limit(const struct rdt_reader *r);
 
-int rdt_src_file_open(struct rdt_src *s, const char *path);
-int rdt_src_relay_open(struct rdt_src *s, const char *dir);
 /* BPF: the earliest stamp of records still being written (custom_fill()) */
 void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx));
-int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
-			void *ctx);
 
 /* Name and size of every type this reader knows (size 0: unknown). */
 struct rdt_type_info {
@@ -462,7 +461,7 @@ struct rdt_sink_ops {
 
 /* The buffer of a sink's own regular file: 1 MiB, and 64 KiB for a live
  * reader, whose sinks are flushed whenever the reader waits for events
- * (rdt_sink_idle): the file stays as close to what was traced as with
+ * (sink.c's sink_idle): the file stays as close to what was traced as with
  * stdio's 4 KiB while a busy reader writes 16 times less often. */
 #define RDT_SINK_IOBUF (1 << 20)
 #define RDT_SINK_LIVE_IOBUF (64 << 10)
@@ -489,10 +488,14 @@ int rdt_sink_sqlite_init(struct rdt_sink *s);
 int rdt_sink_binary_init(struct rdt_sink *s);
 void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* A live reader's sinks: it flushes them (rdt_sink_idle) before it waits. */
-int rdt_reader_add_sink(struct rdt_reader *r, struct rdt_sink *s);
-void rdt_reader_del_sink(struct rdt_reader *r, struct rdt_sink *s);
-void rdt_sink_idle(struct rdt_sink *s);
+/* What a live reader calls before it waits for events (a sink's flush):
+ * the reader knows the call, not the sink, so it links to no sink. */
+struct rdt_idle {
+	void	(*fn)(void *arg);
+	void	*arg;
+};
+int rdt_reader_add_idle(struct rdt_reader *r, void (*fn)(void *arg), void *arg);
+void rdt_reader_del_idle(struct rdt_reader *r, void *arg);
 
 /* Post -> completion matcher shared by stats and the sqlite/perfetto sinks. */
 struct rdt_wrmatch;
@@ -661,6 +664,10 @@ void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
 typedef void (*rdt_xpair_fn)(void *ctx, uint32_t send_host,
 			     uint32_t recv_host, uint64_t t_send,
 			     uint64_t t_recv);
+/* Every RXE_XMIT and RXE_RCV of a trace file (its records from @hdr_size
+ * on), each at @realtime_offset + its stamp: 0 or -errno. */
+int rdt_xpairs_add_file(struct rdt_xpairs *p, uint32_t host, const char *path,
+			uint32_t hdr_size, int64_t realtime_offset);
 /* Every (earliest send, earliest receive) pair of a key on two hosts. */
 void rdt_xpairs_join(struct rdt_xpairs *p, rdt_xpair_fn fn, void *ctx);
 uint64_t rdt_xpairs_sampling(const struct rdt_xpairs *p);	/* M */

@@ -116,8 +116,8 @@ struct rdt_reader {
 	enum rdt_time_base tb;
 	uint64_t last_ts;
 	bool have_last;
-	struct rdt_sink **sinks;	/* live: flushed before each wait */
-	unsigned int nsinks;
+	struct rdt_idle *idle;	/* live: called before each wait */
+	unsigned int nidle;
 	char error[RDT_ERRLEN];
 };
 
@@ -200,7 +200,7 @@ RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
 		free(r->host_names[i]);
 	free(r->host_names);
 	rdt_clock_free(r->clock);
-	free(r->sinks);
+	free(r->idle);
 	free(r);
 }
 
@@ -365,8 +365,11 @@ uint64_t rdt_reader_pass_time(const struct rdt_reader *r)
 	return r->pass_now;
 }
 
-/* Sources that failed to open leave only their message behind. */
-static int finish_add(struct rdt_reader *r, struct rdt_src *s, int ret)
+/* Sources that failed to open leave only their message behind; one that
+ * opened is the reader's source @s->idx.  Each source's own file adds it
+ * (rdt_reader_add_file() in source_file.c, ...): the merge knows sources
+ * by their ops alone. */
+int rdt_reader_finish_add(struct rdt_reader *r, struct rdt_src *s, int ret)
 {
 	if (ret < 0) {
 		rdt_reader_set_error(r, "%s", s->error);
@@ -374,28 +377,6 @@ static int finish_add(struct rdt_reader *r, struct rdt_src *s, int ret)
 		return ret;
 	}
 	return (int)s->idx;
-}
-
-RDT_EXPORT int rdt_reader_add_file(struct rdt_reader *r, const char *path)
-{
-	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_FILE, path);
-
-	return s ? finish_add(r, s, rdt_src_file_open(s, path)) : -ENOMEM;
-}
-
-RDT_EXPORT int rdt_reader_add_relay(struct rdt_reader *r, const char *dir)
-{
-	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_RELAY, dir);
-
-	return s ? finish_add(r, s, rdt_src_relay_open(s, dir)) : -ENOMEM;
-}
-
-RDT_EXPORT int rdt_reader_add_source(struct rdt_reader *r, const char *name,
-				     const struct rdt_source_ops *ops, void *ctx)
-{
-	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_CUSTOM, name);
-
-	return s ? finish_add(r, s, rdt_src_custom_open(s, ops, ctx)) : -ENOMEM;
 }
 
 /* ---- name tables: (host, id) -> name ---------------------------------- */
@@ -928,15 +909,14 @@ const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r)
 }
 
 /*
- * The first pass of a merge of several hosts' files: each file on its own
- * (a reader of its own, so one file's records at a time), its rxe packets
- * on its header's realtime clock into one collector; then the estimate,
+ * The first pass of a merge of several hosts' files: each file's rxe
+ * packets, read from it in the order written (rdt_xpairs_add_file()), on
+ * its header's realtime clock into one collector; then the estimate,
  * whose per-host correction src_ts() applies.  Live sources are one host.
  */
 static void align_clocks(struct rdt_reader *r)
 {
 	struct rdt_xpairs *x;
-	struct rdt_event ev;
 	int ret = 0;
 
 	for (unsigned int i = 0; i < r->nsrc; i++)
@@ -947,25 +927,11 @@ static void align_clocks(struct rdt_reader *r)
 		return;
 	}
 	for (unsigned int i = 0; i < r->nsrc && !ret; i++) {
-		struct rdt_src *s = r->srcs[i];
-		struct rdt_reader *one = rdt_reader_new(NULL);
-		int n;
+		const struct rdt_src *s = r->srcs[i];
 
-		if (!one || rdt_reader_add_file(one, s->name) < 0) {
-			ret = one ? -EIO : -ENOMEM;
-			rdt_reader_free(one);
-			break;
-		}
-		while ((n = rdt_reader_next(one, &ev, -1)) > 0)
-			if (ev.rec.hdr.type == RDT_EV_RXE_XMIT ||
-			    ev.rec.hdr.type == RDT_EV_RXE_RCV)
-				rdt_xpairs_add(x, s->host, ev.ts +
-					       (uint64_t)s->fh.realtime_offset_ns,
-					       &ev.rec);
-		/* a bad record ends this file's pass here; the merge
-		 * reports it */
-		(void)n;
-		rdt_reader_free(one);
+		if (rdt_xpairs_add_file(x, s->host, s->name, s->fh.hdr_size,
+					s->fh.realtime_offset_ns) < 0)
+			ret = -EIO;
 	}
 	if (!ret) {
 		r->clock = rdt_clock_estimate(x, r->nboot,
@@ -1316,30 +1282,30 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			/* Nothing to hand out now: what the sinks hold goes
 			 * to their files before the wait. */
 			if (wait > 0)
-				for (unsigned int i = 0; i < r->nsinks; i++)
-					rdt_sink_idle(r->sinks[i]);
+				for (unsigned int i = 0; i < r->nidle; i++)
+					r->idle[i].fn(r->idle[i].arg);
 			if (poll(pfd, (nfds_t)n, wait) < 0 && errno == EINTR)
 				return -EAGAIN;
 		}
 	}
 }
 
-int rdt_reader_add_sink(struct rdt_reader *r, struct rdt_sink *s)
+int rdt_reader_add_idle(struct rdt_reader *r, void (*fn)(void *arg), void *arg)
 {
-	struct rdt_sink **v = realloc(r->sinks, (r->nsinks + 1) * sizeof(*v));
+	struct rdt_idle *v = realloc(r->idle, (r->nidle + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
-	r->sinks = v;
-	r->sinks[r->nsinks++] = s;
+	r->idle = v;
+	r->idle[r->nidle++] = (struct rdt_idle){ fn, arg };
 	return 0;
 }
 
-void rdt_reader_del_sink(struct rdt_reader *r, struct rdt_sink *s)
+void rdt_reader_del_idle(struct rdt_reader *r, void *arg)
 {
-	for (unsigned int i = 0; i < r->nsinks; i++)
-		if (r->sinks[i] == s) {
-			r->sinks[i] = r->sinks[--r->nsinks];
+	for (unsigned int i = 0; i < r->nidle; i++)
+		if (r->idle[i].arg == arg) {
+			r->idle[i] = r->idle[--r->nidle];
 			return;
 		}
 }

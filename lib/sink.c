@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Sink dispatch and the helpers every format shares. */
+/* Sink dispatch: a format by name, opened, written, flushed, closed. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -35,162 +35,20 @@ RDT_EXPORT int rdt_format_from_name(const char *name)
 	return -1;
 }
 
-void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
-}
-
 RDT_EXPORT const char *rdt_sink_error(const struct rdt_sink *s)
 {
 	return s->error;
 }
 
-void rdt_json_str(FILE *f, const char *s, size_t maxlen)
+/* A live reader's wait: what the sink holds goes to its file first. */
+static void sink_idle(void *arg)
 {
-	fputc('"', f);
-	for (size_t i = 0; i < maxlen && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
+	struct rdt_sink *s = arg;
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			/* Task and device names are bytes, not UTF-8. */
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	if (s->ops->flush)
+		s->ops->flush(s);
+	fflush(s->f);
 }
-
-int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
-{
-	o->f = s->f;
-	o->len = 0;
-	o->err = false;
-	if (s->iobuf) {
-		/* Nothing was written yet: the FILE may still change its
-		 * buffering, and its buffer becomes ours. */
-		o->buf = s->iobuf;
-		o->cap = s->iobuf_len;
-		o->own = false;
-		setvbuf(s->f, NULL, _IONBF, 0);
-		return 0;
-	}
-	o->buf = malloc(RDT_OB_OWN);
-	o->cap = RDT_OB_OWN;
-	o->own = true;
-	return o->buf ? 0 : -ENOMEM;
-}
-
-void rdt_ob_free(struct rdt_ob *o)
-{
-	if (o->own)
-		free(o->buf);
-	o->buf = NULL;
-	o->cap = o->len = 0;
-}
-
-int rdt_ob_flush(struct rdt_ob *o)
-{
-	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->err = true;
-	o->len = 0;
-	if (ferror(o->f))
-		o->err = true;
-	return o->err ? -EIO : 0;
-}
-
-void rdt_ob_printf(struct rdt_ob *o, const char *fmt, ...)
-{
-	va_list ap;
-	char *p = rdt_ob_room(o, RDT_OB_MAX);
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(p, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < o->cap - o->len) {
-		o->len += (size_t)n;
-		return;
-	}
-	/* Longer than the room left: write it past the buffer. */
-	rdt_ob_flush(o);
-	va_start(ap, fmt);
-	vfprintf(o->f, fmt, ap);
-	va_end(ap);
-}
-
-/* 1: written as \c, 2: as \u00xx, 3: the end (NUL); 0: as itself. */
-static const unsigned char json_esc[256] = {
-	[0] = 3,
-	[1 ... 0x1f] = 2, ['"'] = 1, ['\\'] = 1, [0x7f ... 0xff] = 2,
-};
-
-void rdt_ob_json_str(struct rdt_ob *o, const char *s, size_t maxlen)
-{
-	size_t i = 0;
-
-	rdt_ob_c(o, '"');
-	while (i < maxlen && s[i]) {
-		/* 64 bytes at a time, each at most 6 out ("\u00xx") */
-		char *p = rdt_ob_room(o, 64 * 6), *start = p;
-		size_t lim = maxlen - i > 64 ? i + 64 : maxlen;
-
-		for (; i < lim; i++) {
-			unsigned char c = (unsigned char)s[i];
-			unsigned char k = json_esc[c];
-
-			if (__builtin_expect(!k, 1)) {	/* one table load a byte */
-				*p++ = (char)c;
-			} else if (k == 3) {
-				break;
-			} else if (k == 1) {
-				*p++ = '\\';
-				*p++ = (char)c;
-			} else {
-				memcpy(p, "\\u00", 4);
-				p[4] = "0123456789abcdef"[c >> 4];
-				p[5] = "0123456789abcdef"[c & 15];
-				p += 6;
-			}
-		}
-		o->len += (size_t)(p - start);
-		if (i < lim)
-			break;			/* its NUL */
-	}
-	rdt_ob_c(o, '"');
-}
-
-static void fu(void *c, const char *k, uint64_t v)
-{
-	fprintf(c, ",\"%s\":%" PRIu64, k, v);
-}
-
-static void fi(void *c, const char *k, int64_t v)
-{
-	fprintf(c, ",\"%s\":%" PRId64, k, v);
-}
-
-/* Hex as strings: 64-bit ids would lose bits in JavaScript numbers. */
-static void fx(void *c, const char *k, uint64_t v)
-{
-	fprintf(c, ",\"%s\":\"0x%" PRIx64 "\"", k, v);
-}
-
-static void fs(void *c, const char *k, const char *v, size_t max)
-{
-	fprintf(c, ",\"%s\":", k);
-	rdt_json_str(c, v, max);
-}
-
-/* Record fields as JSON members, for the JSON Lines and Perfetto sinks. */
-const struct rdt_fieldv rdt_json_fields = { fu, fi, fx, fs };
 
 RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 					  struct rdt_reader *r, char *err,
@@ -245,7 +103,7 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		ret = -EINVAL;
 	}
 	if (!ret && r && rdt_reader_live(r) && s->f &&
-	    rdt_reader_add_sink(r, s) < 0) {
+	    rdt_reader_add_idle(r, sink_idle, s) < 0) {
 		if (s->ops->close)
 			s->ops->close(s, r);
 		ret = -ENOMEM;
@@ -260,13 +118,6 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		return NULL;
 	}
 	return s;
-}
-
-void rdt_sink_idle(struct rdt_sink *s)
-{
-	if (s->ops->flush)
-		s->ops->flush(s);
-	fflush(s->f);
 }
 
 RDT_EXPORT int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev)
@@ -285,7 +136,7 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 	if (!s)
 		return 0;
 	if (s->r)
-		rdt_reader_del_sink(s->r, s);
+		rdt_reader_del_idle(s->r, s);
 	ret = s->ops->close(s, r ? r : s->r);
 	if (s->f && fflush(s->f) && !ret) {
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));

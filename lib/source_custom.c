@@ -215,8 +215,8 @@ void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx))
 	s->holds = fn != NULL;
 }
 
-int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
-			void *ctx)
+static int src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
+			   void *ctx)
 {
 	struct custom_priv *p = calloc(1, sizeof(*p));
 
@@ -240,4 +240,14 @@ int rdt_src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 		p->dropped_at = rdt_now_mono();
 	}
 	return 0;
+}
+
+RDT_EXPORT int rdt_reader_add_source(struct rdt_reader *r, const char *name,
+				     const struct rdt_source_ops *ops, void *ctx)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_CUSTOM, name);
+
+	if (!s)
+		return -ENOMEM;
+	return rdt_reader_finish_add(r, s, src_custom_open(s, ops, ctx));
 }

@@ -151,7 +151,7 @@ int rdt_src_read_file_hdr(struct rdt_src *s, FILE *f, const char *path)
 	return 0;
 }
 
-int rdt_src_file_open(struct rdt_src *s, const char *path)
+static int src_file_open(struct rdt_src *s, const char *path)
 {
 	struct file_priv *p = calloc(1, sizeof(*p));
 	struct stat st;
@@ -181,4 +181,13 @@ int rdt_src_file_open(struct rdt_src *s, const char *path)
 		return ret;
 	p->off = s->fh.hdr_size;
 	return 0;
+}
+
+RDT_EXPORT int rdt_reader_add_file(struct rdt_reader *r, const char *path)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_FILE, path);
+
+	if (!s)
+		return -ENOMEM;
+	return rdt_reader_finish_add(r, s, src_file_open(s, path));
 }

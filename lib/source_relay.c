@@ -525,7 +525,7 @@ static const struct rdt_src_ops relay_ops = {
 	.close = relay_close,
 };
 
-int rdt_src_relay_open(struct rdt_src *s, const char *dir)
+static int src_relay_open(struct rdt_src *s, const char *dir)
 {
 	struct relay_priv *p = calloc(1, sizeof(*p));
 	char vtext[128], path[600];
@@ -618,4 +618,13 @@ int rdt_src_relay_open(struct rdt_src *s, const char *dir)
 	s->subbuf_lost = v;
 	s->nsubbuf_lost = nv;
 	return 0;
+}
+
+RDT_EXPORT int rdt_reader_add_relay(struct rdt_reader *r, const char *dir)
+{
+	struct rdt_src *s = rdt_reader_new_src(r, RDT_SOURCE_RELAY, dir);
+
+	if (!s)
+		return -ENOMEM;
+	return rdt_reader_finish_add(r, s, src_relay_open(s, dir));
 }

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * What every output format uses: its error, its output buffer and JSON
+ * strings.  The formats (sink_*.c) call these and nothing of sink.c, which
+ * opens them: the arrows run one way, dispatch -> formats -> this.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+}
+
+void rdt_json_str(FILE *f, const char *s, size_t maxlen)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < maxlen && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			/* Task and device names are bytes, not UTF-8. */
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
+{
+	o->f = s->f;
+	o->len = 0;
+	o->err = false;
+	if (s->iobuf) {
+		/* Nothing was written yet: the FILE may still change its
+		 * buffering, and its buffer becomes ours. */
+		o->buf = s->iobuf;
+		o->cap = s->iobuf_len;
+		o->own = false;
+		setvbuf(s->f, NULL, _IONBF, 0);
+		return 0;
+	}
+	o->buf = malloc(RDT_OB_OWN);
+	o->cap = RDT_OB_OWN;
+	o->own = true;
+	return o->buf ? 0 : -ENOMEM;
+}
+
+void rdt_ob_free(struct rdt_ob *o)
+{
+	if (o->own)
+		free(o->buf);
+	o->buf = NULL;
+	o->cap = o->len = 0;
+}
+
+int rdt_ob_flush(struct rdt_ob *o)
+{
+	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->err = true;
+	o->len = 0;
+	if (ferror(o->f))
+		o->err = true;
+	return o->err ? -EIO : 0;
+}
+
+void rdt_ob_printf(struct rdt_ob *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *p = rdt_ob_room(o, RDT_OB_MAX);
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(p, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < o->cap - o->len) {
+		o->len += (size_t)n;
+		return;
+	}
+	/* Longer than the room left: write it past the buffer. */
+	rdt_ob_flush(o);
+	va_start(ap, fmt);
+	vfprintf(o->f, fmt, ap);
+	va_end(ap);
+}
+
+/* 1: written as \c, 2: as \u00xx, 3: the end (NUL); 0: as itself. */
+static const unsigned char json_esc[256] = {
+	[0] = 3,
+	[1 ... 0x1f] = 2, ['"'] = 1, ['\\'] = 1, [0x7f ... 0xff] = 2,
+};
+
+void rdt_ob_json_str(struct rdt_ob *o, const char *s, size_t maxlen)
+{
+	size_t i = 0;
+
+	rdt_ob_c(o, '"');
+	while (i < maxlen && s[i]) {
+		/* 64 bytes at a time, each at most 6 out ("\u00xx") */
+		char *p = rdt_ob_room(o, 64 * 6), *start = p;
+		size_t lim = maxlen - i > 64 ? i + 64 : maxlen;
+
+		for (; i < lim; i++) {
+			unsigned char c = (unsigned char)s[i];
+			unsigned char k = json_esc[c];
+
+			if (__builtin_expect(!k, 1)) {	/* one table load a byte */
+				*p++ = (char)c;
+			} else if (k == 3) {
+				break;
+			} else if (k == 1) {
+				*p++ = '\\';
+				*p++ = (char)c;
+			} else {
+				memcpy(p, "\\u00", 4);
+				p[4] = "0123456789abcdef"[c >> 4];
+				p[5] = "0123456789abcdef"[c & 15];
+				p += 6;
+			}
+		}
+		o->len += (size_t)(p - start);
+		if (i < lim)
+			break;			/* its NUL */
+	}
+	rdt_ob_c(o, '"');
+}
