@@ -156,6 +156,92 @@ uint64_t rdt_reader_stall_limit(const struct rdt_reader *r);
 /* BPF: the earliest stamp of records still being written (custom_fill()) */
 void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx));
 
+/* ---- names (names.c): task and device names by (host, id) ---------------- */
+
+struct name_ent {
+	uint64_t key;
+	struct name_ent *next;
+	struct name_ent *all;	/* every entry of both tables, for free */
+	char name[RDT_NAME_LEN + 1];
+};
+
+#define RDT_NAME_BUCKETS 1024
+
+/* Names of recent (host, tid, pid, dev) tuples: three hash walks per event
+ * were ~5 % of a file merge.  An entry is valid for one generation of the
+ * tables; every set starts a new one. */
+#define RDT_NCACHE 64
+
+struct rdt_name_cache {
+	uint64_t gen;
+	uint32_t host, tid, pid, dev;
+	const char *comm, *devname;
+};
+
+struct rdt_names {
+	struct name_ent *comms[RDT_NAME_BUCKETS];
+	struct name_ent *devs[RDT_NAME_BUCKETS];
+	struct name_ent *all;	/* list through ->all */
+	uint64_t gen;
+	struct rdt_name_cache cache[RDT_NCACHE];
+};
+
+void rdt_names_init(struct rdt_names *n);
+void rdt_names_free(struct rdt_names *n);
+void rdt_names_set_comm(struct rdt_names *n, uint32_t host, uint32_t id,
+			const char *name, size_t len);
+bool rdt_names_has_comm(struct rdt_names *n, uint32_t host, uint32_t id);
+void rdt_names_set_dev(struct rdt_names *n, uint32_t host, uint32_t dev,
+		       const char *name, size_t len);
+void rdt_names_fill(struct rdt_names *n, uint32_t host, struct rdt_event *ev,
+		    struct rdt_name_cache *c);
+
+/* @ev's comm and devname on @host: inline, as it runs for every event
+ * handed out; the tables only on a cache miss. */
+static inline void rdt_names_of(struct rdt_names *n, uint32_t host,
+				struct rdt_event *ev)
+{
+	const struct rdt_hdr *h = &ev->rec.hdr;
+	uint64_t k = ((uint64_t)h->tid << 32 | h->pid) ^
+		     ((uint64_t)h->dev << 20 | host);
+	struct rdt_name_cache *c = &n->cache[(k * 0x9e3779b97f4a7c15ull) >> 58];
+
+	if (c->gen == n->gen && c->tid == h->tid && c->pid == h->pid &&
+	    c->dev == h->dev && c->host == host) {
+		ev->comm = c->comm;
+		ev->devname = c->devname;
+		return;
+	}
+	rdt_names_fill(n, host, ev, c);
+}
+
+/* ---- ingest (ingest.c): what a record means as it comes in -------------- */
+
+/* The LOST record of @count events @producer lost on @cpu, counted in
+ * @s's stats, into @rec. */
+void rdt_ingest_lost(struct rdt_src *s, unsigned int producer, unsigned int cpu,
+		     uint64_t count, uint64_t ts, union rdt_record *rec);
+/* A bookkeeping record (rdt_is_bookkeeping()): its names and loss taken;
+ * true if it makes a record to follow it (a SUBBUF's grown loss), in
+ * @more. */
+bool rdt_ingest_bookkeeping(struct rdt_names *n, struct rdt_src *s,
+			    const union rdt_record *rec, union rdt_record *more);
+/* The POLL_CQ summary of the poll whose last completion is at @buf. */
+void rdt_ingest_poll_summary(const void *buf, union rdt_record *rec);
+
+/* A kernel completion that ends a poll (ABI 1.8: it carries the poll's
+ * num_entries), whose POLL_CQ summary the reader makes back. */
+static inline bool rdt_wc_ends_poll(const struct rdt_hdr *h, const void *buf)
+{
+	uint16_t req;
+
+	if (h->type != RDT_EV_POLL_CQ_WC || h->source != RDT_SRC_KMOD)
+		return false;
+	memcpy(&req, (const char *)buf +
+	       offsetof(struct rdt_ev_poll_cq_wc, poll_requested), sizeof(req));
+	return req;
+}
+
 /* Name and size of every type this reader knows (size 0: unknown). */
 struct rdt_type_info {
 	const char	*name;

@@ -58,26 +58,6 @@ struct hent {
 	struct node *n;
 };
 
-struct name_ent {
-	uint64_t key;
-	struct name_ent *next;
-	struct name_ent *all;	/* every entry of both tables, for free */
-	char name[RDT_NAME_LEN + 1];
-};
-
-#define NAME_BUCKETS 1024
-
-/* Names of recent (host, tid, pid, dev) tuples: three hash walks per event
- * were ~5 % of a file merge.  An entry is valid for one generation of the
- * name tables; every name_set starts a new one. */
-#define NCACHE 64
-
-struct name_cache {
-	uint64_t gen;
-	uint32_t host, tid, pid, dev;
-	const char *comm, *devname;
-};
-
 struct rdt_reader {
 	struct rdt_reader_opts opts;
 	struct rdt_src **srcs;
@@ -93,11 +73,7 @@ struct rdt_reader {
 	struct lq **runs;	/* RUN_SLOTS slots by (source, CPU) */
 	unsigned int nruns;
 	size_t nqueued;		/* events in runs behind their heads */
-	struct name_ent *comms[NAME_BUCKETS];
-	struct name_ent *devs[NAME_BUCKETS];
-	struct name_ent *names;	/* list through ->all */
-	uint64_t names_gen;	/* from 1: a zeroed cache entry never matches */
-	struct name_cache ncache[NCACHE];
+	struct rdt_names names;	/* names.c */
 	char (*boot_ids)[40];
 	unsigned int nboot;
 	char **host_names;	/* per boot: for reports and sinks */
@@ -136,20 +112,8 @@ RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 		r->opts.max_buffered = 1u << 20;
 	r->hold = UINT64_MAX;
 	r->live = r->opts.follow;
-	r->names_gen = 1;
+	rdt_names_init(&r->names);
 	return r;
-}
-
-/* A walk of the list, not of the buckets: readers of small files are
- * made and freed at a high rate (the fuzzer, tests). */
-static void free_names(struct name_ent *e)
-{
-	while (e) {
-		struct name_ent *n = e->all;
-
-		free(e);
-		e = n;
-	}
 }
 
 void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s)
@@ -194,7 +158,7 @@ RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
 		free(r->free_nodes);
 		r->free_nodes = n;
 	}
-	free_names(r->names);
+	rdt_names_free(&r->names);
 	free(r->boot_ids);
 	for (unsigned int i = 0; r->host_names && i < r->nboot; i++)
 		free(r->host_names[i]);
@@ -377,55 +341,6 @@ int rdt_reader_finish_add(struct rdt_reader *r, struct rdt_src *s, int ret)
 		return ret;
 	}
 	return (int)s->idx;
-}
-
-/* ---- name tables: (host, id) -> name ---------------------------------- */
-
-static struct name_ent *name_find(struct name_ent **t, struct name_ent **all,
-				  uint64_t key)
-{
-	unsigned int b = (unsigned int)((key * 0x9e3779b97f4a7c15ull) >> 54) %
-			 NAME_BUCKETS;
-	struct name_ent *e;
-
-	for (e = t[b]; e; e = e->next)
-		if (e->key == key)
-			return e;
-	if (!all || !(e = calloc(1, sizeof(*e))))
-		return NULL;
-	e->key = key;
-	e->next = t[b];
-	t[b] = e;
-	e->all = *all;
-	*all = e;
-	return e;
-}
-
-static void name_set(struct rdt_reader *r, struct name_ent **t, uint64_t key,
-		     const char *name, size_t len)
-{
-	struct name_ent *e = name_find(t, &r->names, key);
-
-	r->names_gen++;
-	if (!e)
-		return;
-	if (len > RDT_NAME_LEN)
-		len = RDT_NAME_LEN;
-	memcpy(e->name, name, len);
-	e->name[len] = 0;
-	e->name[strnlen(e->name, len)] = 0;
-}
-
-static const char *name_get(struct name_ent **t, uint64_t key)
-{
-	struct name_ent *e = name_find(t, NULL, key);
-
-	return e ? e->name : "";
-}
-
-static uint64_t hkey(const struct rdt_src *s, uint32_t id)
-{
-	return (uint64_t)s->host << 32 | id;
 }
 
 /* ---- heap --------------------------------------------------------------- */
@@ -628,65 +543,12 @@ static int queue_raw(struct rdt_src *s, const void *buf, size_t want)
 	return 0;
 }
 
-/*
- * ABI 1.8: the module writes no POLL_CQ record for a poll that returned
- * completions; its last completion carries num_entries instead.  Make the
- * summary back, right after it, so every sink sees one per poll as before.
- * Derived: binary writers skip it, and reading their file makes it again.
- */
-static inline bool wc_ends_poll(const struct rdt_hdr *h, const void *buf)
-{
-	uint16_t req;
-
-	if (h->type != RDT_EV_POLL_CQ_WC || h->source != RDT_SRC_KMOD)
-		return false;
-	memcpy(&req, (const char *)buf +
-	       offsetof(struct rdt_ev_poll_cq_wc, poll_requested), sizeof(req));
-	return req;
-}
-
 static int queue_poll_summary(struct rdt_src *s, const void *buf)
 {
-	struct rdt_ev_poll_cq_wc wc;
 	union rdt_record rec;
 
-	memcpy(&wc, buf, sizeof(wc));
-	memset(&rec, 0, sizeof(rec));
-	rec.hdr = wc.hdr;
-	rec.hdr.type = RDT_EV_POLL_CQ;
-	rec.hdr.size = sizeof(rec.poll_cq);
-	rec.poll_cq.cq_id = wc.cq_id;
-	rec.poll_cq.requested = wc.poll_requested;
-	rec.poll_cq.ret = wc.index + 1;
+	rdt_ingest_poll_summary(buf, &rec);
 	return queue(s, &rec, true);
-}
-
-/* @want is 64-bit so that cpu + 1 for UINT32_MAX ("any CPU") cannot wrap. */
-static int grow(uint64_t **v, uint32_t *n, uint64_t want)
-{
-	uint64_t *p;
-
-	if (want > 65536)
-		return -EINVAL;
-	if (want <= *n)
-		return 0;
-	p = realloc(*v, want * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	memset(p + *n, 0, (want - *n) * sizeof(*p));
-	*v = p;
-	*n = (uint32_t)want;
-	return 0;
-}
-
-static void account_lost(struct rdt_src *s, unsigned int producer,
-			 unsigned int cpu, uint64_t count)
-{
-	s->st.lost += count;
-	s->st.lost_by[producer < 8 ? producer : 0] += count;
-	if (!grow(&s->lost_cpu, &s->st.ncpus, (uint64_t)cpu + 1))
-		s->lost_cpu[cpu] += count;
-	s->st.lost_cpu = s->lost_cpu;
 }
 
 void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
@@ -695,13 +557,7 @@ void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
 {
 	union rdt_record rec;
 
-	memset(&rec, 0, sizeof(rec));
-	rdt_user_hdr(&rec.hdr, RDT_EV_LOST, sizeof(rec.lost), ts, cpu,
-		     RDT_NO_DEV);
-	rec.lost.count = count;
-	rec.lost.lost_source = producer;
-	rec.lost.lost_cpu = cpu;
-	account_lost(s, producer, cpu, count);
+	rdt_ingest_lost(s, producer, cpu, count, ts, &rec);
 	queue(s, &rec, derived);
 }
 
@@ -718,7 +574,8 @@ static const char *where_str(char *b, size_t n, const char *where, uint64_t off)
 int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
 		 const char *wh, uint64_t off)
 {
-	union rdt_record rec;
+	union rdt_record rec, more;
+	bool derived;
 	size_t used = 0, want = 0;
 	const char *why;
 	struct rdt_hdr h;
@@ -757,7 +614,7 @@ int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
 	 * was ~10 % of following a backlog). */
 	if (!rdt_is_bookkeeping(h.type)) {
 		if (queue_raw(s, buf, want) < 0 ||
-		    (wc_ends_poll(&h, buf) && queue_poll_summary(s, buf) < 0)) {
+		    (rdt_wc_ends_poll(&h, buf) && queue_poll_summary(s, buf) < 0)) {
 			rdt_src_set_error(s, "%s: out of memory", s->name);
 			return -ENOMEM;
 		}
@@ -765,56 +622,13 @@ int rdt_src_push(struct rdt_src *s, const void *buf, size_t len,
 	}
 	memset(&rec, 0, sizeof(rec));
 	memcpy(&rec, buf, want);
-
-	switch (rec.hdr.type) {
-	case RDT_EV_COMM:
-		name_set(s->r, s->r->comms, hkey(s, rec.hdr.tid), rec.comm.comm,
-			 RDT_COMM_LEN);
-		if (rec.hdr.pid != rec.hdr.tid &&
-		    !*name_get(s->r->comms, hkey(s, rec.hdr.pid)))
-			name_set(s->r, s->r->comms, hkey(s, rec.hdr.pid),
-				 rec.comm.comm, RDT_COMM_LEN);
-		break;
-	case RDT_EV_DEVICE_ADD:
-	case RDT_EV_DEVICE_RENAME:
-	case RDT_EV_DEVICE_STATE:
-		name_set(s->r, s->r->devs, hkey(s, rec.hdr.dev), rec.device.name,
-			 RDT_NAME_LEN);
-		break;
-	case RDT_EV_LOST:
-		account_lost(s, rec.lost.lost_source, rec.lost.lost_cpu,
-			     rec.lost.count);
-		break;
-	}
+	derived = rdt_ingest_bookkeeping(&s->r->names, s, &rec, &more);
 	if (queue(s, &rec, false) < 0) {
 		rdt_src_set_error(s, "%s: out of memory", s->name);
 		return -ENOMEM;
 	}
-	/* SUBBUF carries a cumulative count: turn increases into explicit
-	 * LOST events so every sink shows where loss happened. */
-	if (rec.hdr.type == RDT_EV_SUBBUF) {
-		uint32_t cpu = rec.hdr.cpu;
-
-		if (!grow(&s->subbuf_lost, &s->nsubbuf_lost, (uint64_t)cpu + 1)) {
-			uint64_t prev = s->subbuf_lost[cpu];
-
-			if (rec.subbuf.lost_total > prev)
-				rdt_src_push_lost(s, rec.hdr.source, cpu,
-						  rec.subbuf.lost_total - prev,
-						  rec.hdr.ts_ns, true);
-			s->subbuf_lost[cpu] = rec.subbuf.lost_total;
-		}
-		/* The module numbers its sub-buffers; relay can still skip
-		 * one unread (its overwrite branch), which no counter sees.
-		 * A lower seq is a new channel, not a gap. */
-		if (!grow(&s->subbuf_next, &s->nsubbuf_next, (uint64_t)cpu + 1)) {
-			uint64_t next = s->subbuf_next[cpu];
-
-			if (next && rec.subbuf.seq + 1 > next)
-				s->st.subbufs_skipped += rec.subbuf.seq + 1 - next;
-			s->subbuf_next[cpu] = rec.subbuf.seq + 2;
-		}
-	}
+	if (derived)
+		queue(s, &more, true);
 	return 0;
 }
 
@@ -830,7 +644,7 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 	 * events) and a poll's last completion (its derived summary follows)
 	 * take the copying path; only plain events stay in place. */
 	if (rdt_decode_check(buf, len, &h, &want, &why) != RDT_DEC_OK ||
-	    rdt_is_bookkeeping(h.type) || wc_ends_poll(&h, buf))
+	    rdt_is_bookkeeping(h.type) || rdt_wc_ends_poll(&h, buf))
 		return rdt_src_push(s, buf, len, "", off);
 	s->st.records++;
 	s->st.bytes += h.size;
@@ -1065,29 +879,6 @@ static int end_result(struct rdt_reader *r)
 	return 0;
 }
 
-static void names(struct rdt_reader *r, const struct rdt_src *s,
-		  struct rdt_event *ev)
-{
-	const struct rdt_hdr *h = &ev->rec.hdr;
-	uint64_t k = ((uint64_t)h->tid << 32 | h->pid) ^
-		     ((uint64_t)h->dev << 20 | s->host);
-	struct name_cache *c = &r->ncache[(k * 0x9e3779b97f4a7c15ull) >> 58];
-
-	if (c->gen == r->names_gen && c->tid == h->tid && c->pid == h->pid &&
-	    c->dev == h->dev && c->host == s->host) {
-		ev->comm = c->comm;
-		ev->devname = c->devname;
-		return;
-	}
-	ev->comm = name_get(r->comms, hkey(s, h->tid));
-	if (!*ev->comm)
-		ev->comm = name_get(r->comms, hkey(s, h->pid));
-	ev->devname = h->dev == RDT_NO_DEV ? "" :
-		      name_get(r->devs, hkey(s, h->dev));
-	*c = (struct name_cache){ r->names_gen, s->host, h->tid, h->pid,
-				  h->dev, ev->comm, ev->devname };
-}
-
 /* Hand out the heap's top.  Inline in rdt_reader_next's two paths: the
  * call and its register saves were ~15 instructions per event. */
 static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
@@ -1133,7 +924,7 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	r->refill = s;
 	ev->host = s->host;
 	s->inheap--;
-	names(r, s, ev);
+	rdt_names_of(&r->names, s->host, ev);
 	if (r->have_last && ev->ts < r->last_ts && (r->live || s->windowed)) {
 		s->st.late++;
 		ev->flags |= RDT_EVF_LATE;
