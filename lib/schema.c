@@ -11,6 +11,11 @@
 
 #include "schema_fields.inc"
 
+/* struct rdt_event embeds union rdt_record, whose size gen.py holds:
+ * with it, the event's is librdmatrace0's ABI too. */
+_Static_assert(sizeof(struct rdt_event) == 232,
+	       "struct rdt_event: librdmatrace0's ABI (a new SONAME if it grows)");
+
 const struct rdt_schema_field *rdt_schema_fields(unsigned int type, size_t *n)
 {
 	if (type > RDT_EV_MAX || !schema_of[type].f) {

@@ -349,6 +349,7 @@ struct rdt_ev_cq {			/* CQ_CREATE, CQ_DESTROY */
 
 /* ---- queue pairs --------------------------------------------------------- */
 
+/* schema/gen.py: struct rdt_ev_qp_create */
 struct rdt_ev_qp_create {
 	struct rdt_hdr hdr;
 	__u32	qpn;
@@ -369,6 +370,8 @@ struct rdt_ev_qp_create {
 	__u32	pad;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 struct rdt_ev_qp_modify {
 	struct rdt_hdr hdr;
@@ -427,6 +430,7 @@ enum rdt_mr_kind {
 	RDT_MR_ALLOC	= 3,		/* alloc_mr (fast registration) */
 };
 
+/* schema/gen.py: struct rdt_ev_mr */
 struct rdt_ev_mr {			/* MR_REG, MR_DEREG */
 	struct rdt_hdr hdr;
 	__u32	lkey;
@@ -439,6 +443,8 @@ struct rdt_ev_mr {			/* MR_REG, MR_DEREG */
 	__u32	pd_id;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 /* ---- data path ---------------------------------------------------------- */
 
@@ -545,6 +551,7 @@ struct rdt_ev_poll_cq {
 
 /* schema/gen.py: end */
 
+/* schema/gen.py: struct rdt_ev_req_notify_cq */
 struct rdt_ev_req_notify_cq {
 	struct rdt_hdr hdr;
 	__u32	cq_id;
@@ -553,6 +560,8 @@ struct rdt_ev_req_notify_cq {
 	__u32	pad;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 };
+
+/* schema/gen.py: end */
 
 /* ---- bpf/: NCCL ---------------------------------------------------------- */
 
