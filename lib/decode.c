@@ -149,6 +149,18 @@ RDT_EXPORT const char *rdt_wc_opcode_name(unsigned int op)
 	return "?";
 }
 
+const char *rdt_rxe_retry_kind_name(unsigned int kind)
+{
+	return kind == RDT_RXE_RETRANSMIT ? "retransmit" :
+	       kind == RDT_RXE_RNR ? "rnr" :
+	       kind == RDT_RXE_NAK_SEQ ? "nak_seq" : "?";
+}
+
+const char *rdt_coll_phase_name(unsigned int phase)
+{
+	return phase ? "end" : "begin";
+}
+
 RDT_EXPORT const char *rdt_wc_status_name(unsigned int s)
 {
 	static const char *const n[] = {

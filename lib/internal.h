@@ -251,11 +251,14 @@ struct rdt_type_info {
 	size_t		min;
 };
 extern const struct rdt_type_info rdt_types[RDT_EV_MAX + 1];
+/* Names of wire enums that the schema's "E:" fields show (decode.c). */
+const char *rdt_rxe_retry_kind_name(unsigned int kind);
+const char *rdt_coll_phase_name(unsigned int phase);
 
 /* A shown field of a layout schema/records.py describes (schema.c). */
 struct rdt_schema_field {
 	const char	*key;
-	char		show;		/* 'U', 'I', 'X' or 'S' (char array) */
+	char		show;		/* 'U', 'I', 'X', 'S' (char array), 'E' (a name) */
 	uint16_t	off, size;	/* in the record, header included */
 };
 

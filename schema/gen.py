@@ -53,8 +53,12 @@ class Field:
         where = f"layout {layout}, field {self.member}"
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.member)):
             raise SchemaError(f"{where}: not a C member name")
-        if self.show not in SHOWS or len(self.show) != 1:
-            raise SchemaError(f"{where}: show {self.show!r} is none of {', '.join(SHOWS)}")
+        self.namer = None
+        m = re.fullmatch(r"E:(rdt_[a-z0-9_]+_name)", str(self.show))
+        if m:
+            self.show, self.namer = "E", m.group(1)
+        elif self.show not in SHOWS or len(self.show) != 1:
+            raise SchemaError(f"{where}: show {self.show!r} is none of {', '.join(SHOWS)}, E:rdt_..._name")
         m = re.fullmatch(r"char\[(\w+)\]", self.ctype)
         if m:
             n = m.group(1)
@@ -89,10 +93,16 @@ class Layout:
         self.fields = None
         if spec is None:
             return
-        if not isinstance(spec, tuple) or len(spec) != 2:
-            raise SchemaError(f"layout {name}: not None or (note, fields)")
-        self.note, fields = spec
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            raise SchemaError(f"layout {name}: not None or (note, fields[, order])")
+        self.note, fields = spec[:2]
         self.fields = [Field(name, f, consts) for f in fields]
+        shown = [f.key for f in self.fields if f.show != "H"]
+        order = list(spec[2]) if len(spec) == 3 else shown
+        if sorted(order) != sorted(shown):
+            raise SchemaError(f"layout {name}: order {order} is not its shown keys {shown} in some order")
+        by_key = {f.key: f for f in self.fields}
+        self.shown = [by_key[k] for k in order]
         off = HDR_SIZE
         seen, keys = set(), set()
         for f in self.fields:
@@ -251,9 +261,12 @@ def gen_fields_inc(s):
             continue
         for t in ts:
             out.append(f"case RDT_EV_{t['enum']}:")
-        for f in L.fields:
-            if f.show != "H":
-                out.append(f"\t{f.show}(\"{f.key}\", r->{s.member(n)}.{f.member});")
+        for f in L.shown:
+            v = f"r->{s.member(n)}.{f.member}"
+            if f.show == "E":
+                out.append(f"\tSC(\"{f.key}\", {f.namer}({v}));")
+            else:
+                out.append(f"\t{f.show}(\"{f.key}\", {v});")
         out.append("\tbreak;")
     return out
 
@@ -271,9 +284,8 @@ def gen_schema_fields(s):
             out.append(f"_Static_assert(offsetof({st}, {f.member}) == {f.offset} && "
                        f"sizeof(((({st} *)0)->{f.member})) == {f.size}, "
                        f"\"{st}.{f.member}: schema/gen.py's place\");")
-        shown = [f for f in L.fields if f.show != "H"]
         out.append(f"static const struct rdt_schema_field sf_{n}[] = {{")
-        for f in shown:
+        for f in L.shown:
             out.append(f"\t{{ \"{f.key}\", '{f.show}', {f.offset}, {f.size} }},")
         out.append("};")
     out.append(f"_Static_assert(sizeof(union rdt_record) == {s.union_size}, "

@@ -27,12 +27,15 @@ shorter record is taken, the members from it on read 0); note optional.
 LAYOUTS: every struct rdt_ev_<layout>, in the order of union rdt_record.
 A layout is None where its struct is still written by hand in
 rdmatrace.h and its fields in lib/fields.inc (they move here one by one);
-else (note, fields): each field (ctype, member, show, key, note), in wire
-order after the header, where
+else (note, fields[, order]): order, the keys in the order the outputs
+show them where that is not wire order; each field (ctype, member, show,
+key, note), in wire order after the header, where
   ctype  __u8 .. __u64, __s8 .. __s64, or "char[N]" (N a number or an
          RDT_*_LEN of rdmatrace.h)
   show   U unsigned, I signed, X hex, S a NUL-padded name, H hidden
-         (padding, or what a reader shows by other means: dur_ns)
+         (padding, or what a reader shows by other means: dur_ns),
+         "E:rdt_<what>_name" a number shown as the name that function of
+         librdmatrace gives it
   key    its name in text, JSON, SQLite and Perfetto (None with H)
 gen.py refuses implicit padding, a size that is not a multiple of 8, and
 a number, ENUM or name used twice.
@@ -211,8 +214,23 @@ LAYOUTS = {
         DUR,
     ]),
     "nccl_call": None,
-    "nccl_comm": None,
-    "rxe_cqe": None,
+    "nccl_comm": (None, [
+        ("__u64", "comm", "X", "comm_ptr", "user-space ncclComm_t value"),
+        ("__u64", "comm_hash", "X", "comm_hash", None),
+        ("__s32", "rank", "I", "rank", None),
+        ("__s32", "nranks", "I", "nranks", None),
+        ("__u32", "fn", "E:rdt_nccl_fn_name", "fn", "the init function that made it"),
+        ("__s32", "ret", "I", "ret", None),
+    ], ["fn", "comm_ptr", "comm_hash", "rank", "nranks", "ret"]),
+    "rxe_cqe": (None, [
+        ("__u64", "wr_id", "X", "wr_id", None),
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__u32", "cq_id", "U", "cq", "rxe pool index of the CQ"),
+        ("__u32", "status", "E:rdt_wc_status_name", "status", "enum ib_wc_status"),
+        ("__u32", "opcode", "E:rdt_wc_opcode_name", "opcode", "enum ib_wc_opcode"),
+        ("__u32", "byte_len", "U", "byte_len", None),
+        ("__u32", "user", "U", "user", "1: CQ is mapped to userspace"),
+    ], ["cq", "qpn", "wr_id", "status", "opcode", "byte_len", "user"]),
     "rxe_rcv": (None, [
         ("__u32", "qpn", "U", "qpn", "destination QPN of the packet"),
         ("__u32", "psn", "U", "psn", None),
@@ -220,10 +238,30 @@ LAYOUTS = {
         ("__u32", "length", "U", "length", "packet payload length"),
     ]),
     "rxe_xmit": None,
-    "rxe_retry": None,
+    "rxe_retry": (None, [
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__u32", "psn", "U", "psn", None),
+        ("__u32", "kind", "E:rdt_rxe_retry_kind_name", "kind", "enum rdt_rxe_retry_kind"),
+        ("__u32", "pad", "H", None, None),
+    ]),
     "tcp_retransmit": None,
-    "coll_mark": None,
-    "coll_step": None,
+    "coll_mark": (None, [
+        ("__u64", "bytes", "U", "bytes", None),
+        ("__u64", "seq", "U", "seq", None),
+        ("__u32", "op", "U", "op", "1: allreduce"),
+        ("__s32", "rank", "I", "rank", None),
+        ("__s32", "nranks", "I", "nranks", None),
+        ("__u32", "phase", "E:rdt_coll_phase_name", "phase", "0: begin, 1: end"),
+    ], ["phase", "bytes", "seq", "op", "rank", "nranks"]),
+    "coll_step": (None, [
+        ("__u64", "seq", "U", "seq", None),
+        ("__u32", "op", "U", "op", "as rdt_ev_coll_mark's"),
+        ("__s32", "rank", "I", "rank", None),
+        ("__s32", "nranks", "I", "nranks", None),
+        ("__u32", "step", "U", "step", None),
+        ("__u32", "steps", "U", "steps", None),
+        ("__u32", "pad", "H", None, None),
+    ], ["seq", "step", "steps", "op", "rank", "nranks"]),
     "np_comm": None,
     "np_group": None,
     "np_api": None,

@@ -606,6 +606,7 @@ struct rdt_ev_nccl_call {
 	__u32	pad;
 };
 
+/* schema/gen.py: struct rdt_ev_nccl_comm */
 struct rdt_ev_nccl_comm {
 	struct rdt_hdr hdr;
 	__u64	comm;			/* user-space ncclComm_t value */
@@ -616,8 +617,11 @@ struct rdt_ev_nccl_comm {
 	__s32	ret;
 };
 
+/* schema/gen.py: end */
+
 /* ---- bpf/: rxe internals ------------------------------------------------- */
 
+/* schema/gen.py: struct rdt_ev_rxe_cqe */
 struct rdt_ev_rxe_cqe {
 	struct rdt_hdr hdr;
 	__u64	wr_id;
@@ -628,6 +632,8 @@ struct rdt_ev_rxe_cqe {
 	__u32	byte_len;
 	__u32	user;			/* 1: CQ is mapped to userspace */
 };
+
+/* schema/gen.py: end */
 
 /* schema/gen.py: struct rdt_ev_rxe_rcv */
 struct rdt_ev_rxe_rcv {
@@ -664,6 +670,7 @@ enum rdt_rxe_retry_kind {
 	RDT_RXE_NAK_SEQ		= 3,	/* NAK sequence error: go back */
 };
 
+/* schema/gen.py: struct rdt_ev_rxe_retry */
 struct rdt_ev_rxe_retry {
 	struct rdt_hdr hdr;
 	__u32	qpn;
@@ -671,6 +678,8 @@ struct rdt_ev_rxe_retry {
 	__u32	kind;			/* enum rdt_rxe_retry_kind */
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 /* ---- bpf/: TCP ----------------------------------------------------------- */
 
@@ -687,6 +696,7 @@ struct rdt_ev_tcp_retransmit {
 
 /* ---- bpf/: USDT collective markers (tools/rdma-ring-allreduce) ---------- */
 
+/* schema/gen.py: struct rdt_ev_coll_mark */
 struct rdt_ev_coll_mark {
 	struct rdt_hdr hdr;
 	__u64	bytes;
@@ -697,11 +707,14 @@ struct rdt_ev_coll_mark {
 	__u32	phase;			/* 0: begin, 1: end */
 };
 
+/* schema/gen.py: end */
+
 /*
  * A rank of a USDT-marked collective began step @step of its @steps (it
  * posted the step's first send): where each rank is, inside a collective
  * that does not end (--stuck).
  */
+/* schema/gen.py: struct rdt_ev_coll_step */
 struct rdt_ev_coll_step {
 	struct rdt_hdr hdr;
 	__u64	seq;
@@ -712,6 +725,8 @@ struct rdt_ev_coll_step {
 	__u32	steps;
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 /* ---- NCCL profiler plugin (libnccl-profiler-rdmatrace.so) -------------- */
 
