@@ -669,22 +669,34 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 	done(q, &b);
 }
 
-/* The record's fields as one JSON object, by the JSON sink's writer. */
+/* The record's fields as one JSON object, by the JSON sink's writer, in
+ * a malloc'd string of *len bytes ("}" for a record with no fields); NULL
+ * without memory. */
+static char *fields_json(const union rdt_record *r, size_t *len)
+{
+	char *json = NULL;
+	FILE *f = open_memstream(&json, len);
+
+	if (!f)
+		return NULL;
+	rdt_fields(r, &rdt_json_fields, f);
+	fputc('}', f);
+	if (fclose(f)) {
+		free(json);
+		return NULL;
+	}
+	if (json[0] == ',')
+		json[0] = '{';
+	return json;
+}
+
 static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
 {
 	const union rdt_record *r = &ev->rec;
 	struct binder b = start(q, ST_NP);
-	char *json = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&json, &len);
+	char *json = fields_json(r, &len);
 
-	if (f) {
-		rdt_fields(r, &rdt_json_fields, f);
-		fputc('}', f);
-		fclose(f);
-	}
-	if (json && json[0] == ',')
-		json[0] = '{';
 	common(&b, ev, true, false);
 	bs(&b, rdt_type_name(r->hdr.type), 64);
 	bs(&b, rdt_np_type_name(r->np_stop.ids.ntype), 64);
@@ -740,17 +752,9 @@ static void record_row(struct sq *q, const struct rdt_event *ev)
 	const union rdt_record *r = &ev->rec;
 	struct binder b = start(q, ST_REC);
 	const char *name = rdt_type_name(r->hdr.type);
-	char *json = NULL, num[16];
 	size_t len = 0;
-	FILE *f = open_memstream(&json, &len);
+	char *json = fields_json(r, &len), num[16];
 
-	if (f) {
-		rdt_fields(r, &rdt_json_fields, f);
-		fputc('}', f);
-		fclose(f);
-	}
-	if (json && json[0] == ',')
-		json[0] = '{';
 	bi(&b, (int64_t)ev->ts);
 	bi(&b, ev->host);
 	bi(&b, ev->src);

@@ -238,10 +238,14 @@ def gen_union(s):
     return out
 
 
+def inc_head(what):
+    """The first lines of a lib/*.inc that gen.py makes."""
+    return ["/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
+            f"/* {NOTICE}. */", f"/* {what} */"]
+
+
 def gen_types_inc(s):
-    out = [f"/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
-           f"/* {NOTICE}. */",
-           "/* The rows of rdt_types[] (decode.c): name, size, older size. */"]
+    out = inc_head("The rows of rdt_types[] (decode.c): name, size, older size.")
     for t in s.types:
         st = f"struct rdt_ev_{t['layout']}"
         older = f"offsetof({st}, {t['older']})" if t["older"] else "0"
@@ -250,9 +254,7 @@ def gen_types_inc(s):
 
 
 def gen_fields_inc(s):
-    out = ["/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
-           f"/* {NOTICE}. */",
-           "/* The cases of fields.inc's switch for the layouts the schema describes. */"]
+    out = inc_head("The cases of fields.inc's switch for the layouts the schema describes.")
     for n, L in s.layouts.items():
         if L.fields is None:
             continue
@@ -272,9 +274,7 @@ def gen_fields_inc(s):
 
 
 def gen_schema_fields(s):
-    out = ["/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */",
-           f"/* {NOTICE}. */",
-           "/* The fields of the described layouts, as data (schema.c). */"]
+    out = inc_head("The fields of the described layouts, as data (schema.c).")
     for n, L in s.layouts.items():
         if L.fields is None:
             continue
