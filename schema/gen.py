@@ -172,6 +172,10 @@ class Schema:
     def member(self, layout):
         return self.members.get(layout, layout)
 
+    def described(self):
+        """(name, Layout) of each layout the schema describes field by field."""
+        return [(n, L) for n, L in self.layouts.items() if L.fields is not None]
+
 
 def tabs_to(text, col):
     """Tabs after @text (starting at column 0) up to column @col."""
@@ -255,9 +259,7 @@ def gen_types_inc(s):
 
 def gen_fields_inc(s):
     out = inc_head("The cases of fields.inc's switch for the layouts the schema describes.")
-    for n, L in s.layouts.items():
-        if L.fields is None:
-            continue
+    for n, L in s.described():
         ts = [t for t in s.types if t["layout"] == n]
         if not ts:
             continue
@@ -275,9 +277,7 @@ def gen_fields_inc(s):
 
 def gen_schema_fields(s):
     out = inc_head("The fields of the described layouts, as data (schema.c).")
-    for n, L in s.layouts.items():
-        if L.fields is None:
-            continue
+    for n, L in s.described():
         st = f"struct rdt_ev_{n}"
         out.append(f"_Static_assert(sizeof({st}) == {L.size}, \"{st}: schema/gen.py's size\");")
         for f in L.fields:
@@ -320,9 +320,7 @@ def outputs(s, root, uapi):
     if t is None:
         raise SchemaError(f"{up}: no 'schema/gen.py: enum rdt_type' region")
     homeless = []
-    for n, L in s.layouts.items():
-        if L.fields is None:
-            continue
+    for n, L in s.described():
         r = replace_region(t, f"struct rdt_ev_{n}", gen_struct(L), up)
         if r is None:
             homeless += gen_struct(L)
