@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NOTICE = "made by schema/gen.py from schema/records.py: edit that, then `make schema`"
 CTYPES = {"__u8": 1, "__u16": 2, "__u32": 4, "__u64": 8,
           "__s8": 1, "__s16": 2, "__s32": 4, "__s64": 8}
-SHOWS = "UIXSH"
+SHOWS = "UIXSHF"
 HDR_SIZE = 32
 
 
@@ -42,11 +42,11 @@ def load(path, name):
 def lengths(uapi):
     """The RDT_*_LEN constants an array's size may name."""
     return {m.group(1): int(m.group(2)) for m in
-            re.finditer(r"^#define\s+(RDT_\w+_LEN)\s+(\d+)\b", uapi, re.M)}
+            re.finditer(r"^#define\s+(RDT_\w+)\s+(\d+)\b", uapi, re.M)}
 
 
 class Field:
-    def __init__(self, layout, t, consts):
+    def __init__(self, layout, t, consts, structs):
         if not isinstance(t, tuple) or len(t) != 5:
             raise SchemaError(f"layout {layout}: a field is not (ctype, member, show, key, note): {t!r}")
         self.ctype, self.member, self.show, self.key, self.note = t
@@ -59,27 +59,37 @@ class Field:
             self.show, self.namer = "E", m.group(1)
         elif self.show not in SHOWS or len(self.show) != 1:
             raise SchemaError(f"{where}: show {self.show!r} is none of {', '.join(SHOWS)}, E:rdt_..._name")
-        m = re.fullmatch(r"char\[(\w+)\]", self.ctype)
+        self.sub = None
+        m = re.fullmatch(r"(char|__u8)\[(\w+)\]", self.ctype)
+        sm = re.fullmatch(r"struct (rdt_\w+)", self.ctype)
         if m:
-            n = m.group(1)
+            n = m.group(2)
             self.dim = n
             self.count = int(n) if n.isdigit() else consts.get(n)
             if not self.count:
-                raise SchemaError(f"{where}: array size {n} is not a number or an RDT_*_LEN of rdmatrace.h")
-            self.base, self.size, self.align = "char", self.count, 1
-            if self.show not in "SH":
-                raise SchemaError(f"{where}: a char array is shown S or H, not {self.show}")
+                raise SchemaError(f"{where}: array size {n} is not a number or an RDT_* number of rdmatrace.h")
+            self.base, self.size, self.align = m.group(1), self.count, 1
+            if self.show not in ("SH" if m.group(1) == "char" else "H"):
+                raise SchemaError(f"{where}: a char array is shown S or H, a __u8 array H, not {self.show}")
+        elif sm:
+            self.sub = structs.get(sm.group(1))
+            if not self.sub:
+                raise SchemaError(f"{where}: {self.ctype} is not in STRUCTS")
+            self.dim, self.base = None, self.ctype
+            self.size, self.align = self.sub.size, 8
+            if self.show != "F":
+                raise SchemaError(f"{where}: a struct is shown F (its fields in its place), not {self.show}")
         elif self.ctype in CTYPES:
             self.dim = None
             self.base, self.size = self.ctype, CTYPES[self.ctype]
             self.align = self.size
-            if self.show == "S":
-                raise SchemaError(f"{where}: S is for char arrays")
+            if self.show in "SF":
+                raise SchemaError(f"{where}: {self.show} is for {'char arrays' if self.show == 'S' else 'structs'}")
         else:
             raise SchemaError(f"{where}: ctype {self.ctype!r} is not __u8..__u64, __s8..__s64 or char[N]")
-        if self.show == "H":
+        if self.show in "HF":
             if self.key is not None:
-                raise SchemaError(f"{where}: a hidden field has no key")
+                raise SchemaError(f"{where}: a hidden or F field has no key")
         elif not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.key)):
             raise SchemaError(f"{where}: key {self.key!r} is not a lower-case name")
 
@@ -88,7 +98,7 @@ class Field:
 
 
 class Layout:
-    def __init__(self, name, spec, consts):
+    def __init__(self, name, spec, consts, structs=None, base=HDR_SIZE):
         self.name = name
         self.fields = None
         if spec is None:
@@ -96,14 +106,15 @@ class Layout:
         if not isinstance(spec, tuple) or len(spec) not in (2, 3):
             raise SchemaError(f"layout {name}: not None or (note, fields[, order])")
         self.note, fields = spec[:2]
-        self.fields = [Field(name, f, consts) for f in fields]
-        shown = [f.key for f in self.fields if f.show != "H"]
+        self.fields = [Field(name, f, consts, structs or {}) for f in fields]
+        shown = [f.key if f.show != "F" else "*" + f.member
+                 for f in self.fields if f.show != "H"]
         order = list(spec[2]) if len(spec) == 3 else shown
         if sorted(order) != sorted(shown):
             raise SchemaError(f"layout {name}: order {order} is not its shown keys {shown} in some order")
-        by_key = {f.key: f for f in self.fields}
+        by_key = {(f.key if f.show != "F" else "*" + f.member): f for f in self.fields}
         self.shown = [by_key[k] for k in order]
-        off = HDR_SIZE
+        off = base
         seen, keys = set(), set()
         for f in self.fields:
             if off % f.align:
@@ -113,10 +124,11 @@ class Layout:
             if f.member in seen or f.member == "hdr":
                 raise SchemaError(f"layout {name}: member {f.member} twice")
             seen.add(f.member)
-            if f.key in keys:
-                raise SchemaError(f"layout {name}: key {f.key} twice")
-            if f.key:
-                keys.add(f.key)
+            fkeys = [f.key] if f.key else [g.key for g in f.sub.fields if g.key] if f.sub else []
+            for k in fkeys:
+                if k in keys:
+                    raise SchemaError(f"layout {name}: key {k} twice")
+                keys.add(k)
         if off % 8:
             raise SchemaError(f"layout {name}: {off} bytes is not a multiple of 8: add padding (a hidden field) at its end")
         self.size = off
@@ -135,7 +147,10 @@ class Schema:
         lay_specs = dict(recs.LAYOUTS)
         self.members = dict(getattr(recs, "MEMBERS", {}))
         self.union_size = recs.UNION_SIZE
-        self.layouts = {n: Layout(n, s, consts) for n, s in lay_specs.items()}
+        self.structs = {}
+        for n, spec in getattr(recs, "STRUCTS", {}).items():
+            self.structs[n] = Layout(n, spec, consts, self.structs, base=0)
+        self.layouts = {n: Layout(n, s, consts, self.structs) for n, s in lay_specs.items()}
         for L in self.layouts.values():
             if L.fields is not None and L.size > self.union_size:
                 raise SchemaError(f"layout {L.name}: {L.size} bytes is more than union rdt_record's {self.union_size} (UNION_SIZE: librdmatrace0's ABI)")
@@ -218,12 +233,14 @@ def gen_enum(s):
     return out
 
 
-def gen_struct(L):
-    head = f"struct rdt_ev_{L.name} {{"
-    out = [tabs_to(head, 40) + f"/* {L.note} */" if L.note else head,
-           "\tstruct rdt_hdr hdr;"]
+def gen_struct(L, tag=None):
+    """struct rdt_ev_<layout> (a header first), or struct <tag> (none)."""
+    head = f"struct {tag or 'rdt_ev_' + L.name} {{"
+    out = [tabs_to(head, 40) + f"/* {L.note} */" if L.note else head]
+    if not tag:
+        out.append("\tstruct rdt_hdr hdr;")
     for f in L.fields:
-        line = f"\t{f.base}\t{f.decl()};"
+        line = f"\t{f.base}\t{f.decl()};" if not f.sub else f"\t{f.base} {f.decl()};"
         if f.note:
             c = tabs_to(line, 40) + f"/* {f.note} */"
             line = c if len(c.expandtabs(8)) <= 100 else line
@@ -257,6 +274,31 @@ def gen_types_inc(s):
     return out
 
 
+def show_lines(fields, prefix):
+    """fields.inc's macro calls that show @fields of the record at @prefix."""
+    out = []
+    for f in fields:
+        v = prefix + f.member
+        if f.sub:
+            out += show_lines(f.sub.shown, v + ".")
+        elif f.show == "E":
+            out.append(f"\tSC(\"{f.key}\", {f.namer}({v}));")
+        else:
+            out.append(f"\t{f.show}(\"{f.key}\", {v});")
+    return out
+
+
+def flat(fields, off=0):
+    """(field, offset) of each shown field, a struct's in its place."""
+    out = []
+    for f in fields:
+        if f.sub:
+            out += flat(f.sub.shown, off + f.offset)
+        else:
+            out.append((f, off + f.offset))
+    return out
+
+
 def gen_fields_inc(s):
     out = inc_head("The cases of fields.inc's switch for the layouts the schema describes.")
     for n, L in s.described():
@@ -265,28 +307,31 @@ def gen_fields_inc(s):
             continue
         for t in ts:
             out.append(f"case RDT_EV_{t['enum']}:")
-        for f in L.shown:
-            v = f"r->{s.member(n)}.{f.member}"
-            if f.show == "E":
-                out.append(f"\tSC(\"{f.key}\", {f.namer}({v}));")
-            else:
-                out.append(f"\t{f.show}(\"{f.key}\", {v});")
+        out += show_lines(L.shown, f"r->{s.member(n)}.")
         out.append("\tbreak;")
+    return out
+
+
+def layout_asserts(st, L):
+    """The compiler's check of @st against the offsets and sizes gen.py computed."""
+    out = [f"_Static_assert(sizeof({st}) == {L.size}, \"{st}: schema/gen.py's size\");"]
+    for f in L.fields:
+        out.append(f"_Static_assert(offsetof({st}, {f.member}) == {f.offset} && "
+                   f"sizeof(((({st} *)0)->{f.member})) == {f.size}, "
+                   f"\"{st}.{f.member}: schema/gen.py's place\");")
     return out
 
 
 def gen_schema_fields(s):
     out = inc_head("The fields of the described layouts, as data (schema.c).")
+    for n, L in s.structs.items():
+        out += layout_asserts(f"struct {n}", L)
     for n, L in s.described():
         st = f"struct rdt_ev_{n}"
-        out.append(f"_Static_assert(sizeof({st}) == {L.size}, \"{st}: schema/gen.py's size\");")
-        for f in L.fields:
-            out.append(f"_Static_assert(offsetof({st}, {f.member}) == {f.offset} && "
-                       f"sizeof(((({st} *)0)->{f.member})) == {f.size}, "
-                       f"\"{st}.{f.member}: schema/gen.py's place\");")
+        out += layout_asserts(st, L)
         out.append(f"static const struct rdt_schema_field sf_{n}[] = {{")
-        for f in L.shown:
-            out.append(f"\t{{ \"{f.key}\", '{f.show}', {f.offset}, {f.size} }},")
+        for f, off in flat(L.shown):
+            out.append(f"\t{{ \"{f.key}\", '{f.show}', {off}, {f.size} }},")
         out.append("};")
     out.append(f"_Static_assert(sizeof(union rdt_record) == {s.union_size}, "
                "\"union rdt_record: a layout outgrew UNION_SIZE (librdmatrace0's ABI)\");")
@@ -319,6 +364,11 @@ def outputs(s, root, uapi):
     t = replace_region(uapi, "enum rdt_type", gen_enum(s), up)
     if t is None:
         raise SchemaError(f"{up}: no 'schema/gen.py: enum rdt_type' region")
+    for n, L in s.structs.items():
+        r = replace_region(t, f"struct {n}", gen_struct(L, n), up)
+        if r is None:
+            raise SchemaError(f"{up}: no 'schema/gen.py: struct {n}' region (STRUCTS)")
+        t = r
     homeless = []
     for n, L in s.described():
         r = replace_region(t, f"struct rdt_ev_{n}", gen_struct(L), up)

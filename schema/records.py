@@ -130,6 +130,20 @@ MEMBERS = {
 
 DUR = ("__u64", "dur_ns", "H", None, "in the driver (1.9): see RDT_ABI_MINOR")
 
+# Structs a layout holds (a field "struct rdt_<name>", shown F: its fields
+# in its place), described as layouts are, with no header.
+STRUCTS = {
+    "rdt_np_ids": (None, [
+        ("__u64", "id", "X", "id", "this event, unique in hdr.pid"),
+        ("__u64", "parent", "X", "parent", "its parent's id, 0: none"),
+        ("__u64", "comm_id", "X", "comm_id", "NCCL commId, 0 in STATE/STOP"),
+        ("__s32", "rank", "I", "rank", "-1 in STATE/STOP"),
+        ("__u32", "ntype", "E:rdt_np_type_name", "event", "RDT_NP_* bit of the event"),
+    ]),
+}
+# The NCCL plugin's records: the ids first.
+IDS = ("struct rdt_np_ids", "ids", "F", None, None)
+
 LAYOUTS = {
     "subbuf": None,
     "comm": None,
@@ -262,21 +276,107 @@ LAYOUTS = {
         ("__u32", "steps", "U", "steps", None),
         ("__u32", "pad", "H", None, None),
     ], ["seq", "step", "steps", "op", "rank", "nranks"]),
-    "np_comm": None,
-    "np_group": None,
-    "np_api": None,
-    "np_kernel_launch": None,
-    "np_coll": None,
-    "np_p2p": None,
-    "np_proxy_op": None,
-    "np_proxy_step": None,
-    "np_proxy_ctrl": None,
-    "np_kernel_ch": None,
-    "np_net_ib": None,
-    "np_net_sock": None,
-    "np_net": None,
+    "np_comm": ("COMM_INIT, COMM_FINI", [
+        IDS,
+        ("char[RDT_NAME_LEN]", "name", "S", "name", "commName, \"\" if none"),
+        ("__s32", "nnodes", "I", "nnodes", None),
+        ("__s32", "nranks", "I", "nranks", None),
+        ("__u32", "abi", "U", "abi", "ncclProfiler_vN NCCL called"),
+        ("__u32", "pad", "H", None, None),
+    ]),
+    "np_group": ("GROUP, GROUP_API", [
+        IDS,
+        ("__u32", "graph_captured", "U", "graph_captured", None),
+        ("__s32", "depth", "I", "depth", "GroupApi groupDepth"),
+    ]),
+    "np_api": ("COLL_API, P2P_API", [
+        IDS,
+        ("__u64", "count", "U", "count", None),
+        ("__u64", "stream", "X", "stream", "cudaStream_t value"),
+        ("char[RDT_NP_STR]", "func", "S", "func", None),
+        ("char[RDT_NP_STR]", "datatype", "S", "datatype", None),
+        ("__s32", "root", "I", "root", "-1 for P2P_API"),
+        ("__u32", "graph_captured", "U", "graph_captured", None),
+    ], ["*ids", "func", "count", "datatype", "root", "stream", "graph_captured"]),
+    "np_kernel_launch": (None, [
+        IDS,
+        ("__u64", "stream", "X", "stream", None),
+    ]),
+    "np_coll": (None, [
+        IDS,
+        ("__u64", "seq", "U", "seq", "seqNumber"),
+        ("__u64", "count", "U", "count", None),
+        ("__u64", "send_buff", "X", "send_buff", None),
+        ("__u64", "recv_buff", "X", "recv_buff", None),
+        ("__u64", "parent_group", "X", "parent_group", "id of its Group event"),
+        ("char[RDT_NP_STR]", "func", "S", "func", None),
+        ("char[RDT_NP_STR]", "datatype", "S", "datatype", None),
+        ("char[RDT_NP_STR]", "algo", "S", "algo", None),
+        ("char[8]", "proto", "S", "proto", None),
+        ("__s32", "root", "I", "root", None),
+        ("__u8", "nchannels", "U", "nchannels", None),
+        ("__u8", "nwarps", "U", "nwarps", None),
+        ("__u16", "pad", "H", None, None),
+    ], ["*ids", "seq", "func", "count", "datatype", "root", "algo", "proto", "nchannels",
+        "nwarps", "send_buff", "recv_buff", "parent_group"]),
+    "np_p2p": (None, [
+        IDS,
+        ("__u64", "count", "U", "count", None),
+        ("__u64", "buff", "X", "buff", None),
+        ("__u64", "parent_group", "X", "parent_group", None),
+        ("char[RDT_NP_STR]", "func", "S", "func", None),
+        ("char[RDT_NP_STR]", "datatype", "S", "datatype", None),
+        ("__s32", "peer", "I", "peer", None),
+        ("__u8", "nchannels", "U", "nchannels", None),
+        ("__u8[3]", "pad", "H", None, None),
+    ], ["*ids", "func", "count", "datatype", "peer", "nchannels", "buff", "parent_group"]),
+    "np_proxy_op": (None, [
+        IDS,
+        ("__u32", "op_pid", "U", "op_pid", "process that posted it (PXN)"),
+        ("__u32", "channel", "U", "channel", None),
+        ("__s32", "peer", "I", "peer", None),
+        ("__s32", "nsteps", "I", "nsteps", None),
+        ("__s32", "chunk_size", "I", "chunk_size", None),
+        ("__s32", "is_send", "I", "is_send", None),
+    ]),
+    "np_proxy_step": (None, [
+        IDS,
+        ("__s32", "step", "I", "step", None),
+        ("__u32", "pad", "H", None, None),
+    ]),
+    "np_proxy_ctrl": (None, [IDS]),
+    "np_kernel_ch": (None, [
+        IDS,
+        ("__u64", "gpu_start", "U", "gpu_start", "GPU globaltimer, ns of the GPU"),
+        ("__u32", "channel", "U", "channel", None),
+        ("__u32", "pad", "H", None, None),
+    ], ["*ids", "channel", "gpu_start"]),
+    "np_net_ib": ("post; its STOP is the completion", [
+        IDS,
+        ("__u64", "wr_id", "X", "wr_id", None),
+        ("__u64", "length", "U", "length", None),
+        ("__s32", "device", "I", "device", "NCCL's IB device index"),
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__s32", "opcode", "I", "opcode", "enum ibv_wr_opcode"),
+        ("__u32", "ib_type", "U", "ib_type", "1: QP event"),
+    ], ["*ids", "device", "qpn", "wr_id", "opcode", "length", "ib_type"]),
+    "np_net_sock": (None, [
+        IDS,
+        ("__u64", "length", "U", "length", None),
+        ("__s32", "fd", "I", "fd", None),
+        ("__s32", "op", "I", "op", None),
+    ], ["*ids", "fd", "op", "length"]),
+    "np_net": (None, [
+        IDS,
+        ("__s64", "plugin_id", "X", "plugin_id", "netPlugin.id: type << 16 | version"),
+    ]),
     "np_state": None,
-    "np_stop": None,
-    "np_skip": None,
+    "np_stop": (None, [IDS]),
+    "np_skip": ("ids.ntype: the descriptor's type", [
+        IDS,
+        ("__u64", "raw_type", "X", "raw_type", None),
+        ("__u32", "why", "U", "why", "enum rdt_np_skip_why"),
+        ("__u32", "pad", "H", None, None),
+    ]),
     "np_coll_old": None,
 }

@@ -760,6 +760,7 @@ struct rdt_ev_coll_step {
 
 #define RDT_NP_STR		16	/* NCCL's names ("AllReduce", "Ring") */
 
+/* schema/gen.py: struct rdt_np_ids */
 struct rdt_np_ids {
 	__u64	id;			/* this event, unique in hdr.pid */
 	__u64	parent;			/* its parent's id, 0: none */
@@ -768,6 +769,9 @@ struct rdt_np_ids {
 	__u32	ntype;			/* RDT_NP_* bit of the event */
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_comm */
 struct rdt_ev_np_comm {			/* COMM_INIT, COMM_FINI */
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -778,6 +782,9 @@ struct rdt_ev_np_comm {			/* COMM_INIT, COMM_FINI */
 	__u32	pad;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_group */
 struct rdt_ev_np_group {		/* GROUP, GROUP_API */
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -785,6 +792,9 @@ struct rdt_ev_np_group {		/* GROUP, GROUP_API */
 	__s32	depth;			/* GroupApi groupDepth */
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_api */
 struct rdt_ev_np_api {			/* COLL_API, P2P_API */
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -796,12 +806,18 @@ struct rdt_ev_np_api {			/* COLL_API, P2P_API */
 	__u32	graph_captured;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_kernel_launch */
 struct rdt_ev_np_kernel_launch {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
 	__u64	stream;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_coll */
 struct rdt_ev_np_coll {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -820,6 +836,9 @@ struct rdt_ev_np_coll {
 	__u16	pad;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_p2p */
 struct rdt_ev_np_p2p {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -833,6 +852,9 @@ struct rdt_ev_np_p2p {
 	__u8	pad[3];
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_proxy_op */
 struct rdt_ev_np_proxy_op {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -844,6 +866,9 @@ struct rdt_ev_np_proxy_op {
 	__s32	is_send;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_proxy_step */
 struct rdt_ev_np_proxy_step {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -851,11 +876,17 @@ struct rdt_ev_np_proxy_step {
 	__u32	pad;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_proxy_ctrl */
 struct rdt_ev_np_proxy_ctrl {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_kernel_ch */
 struct rdt_ev_np_kernel_ch {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -864,6 +895,9 @@ struct rdt_ev_np_kernel_ch {
 	__u32	pad;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_net_ib */
 struct rdt_ev_np_net_ib {		/* post; its STOP is the completion */
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -875,6 +909,9 @@ struct rdt_ev_np_net_ib {		/* post; its STOP is the completion */
 	__u32	ib_type;		/* 1: QP event */
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_net_sock */
 struct rdt_ev_np_net_sock {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -883,11 +920,16 @@ struct rdt_ev_np_net_sock {
 	__s32	op;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_np_net */
 struct rdt_ev_np_net {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
 	__s64	plugin_id;		/* netPlugin.id: type << 16 | version */
 };
+
+/* schema/gen.py: end */
 
 struct rdt_ev_np_state {
 	struct rdt_hdr hdr;
@@ -897,10 +939,13 @@ struct rdt_ev_np_state {
 	__s32	steps;			/* 1.7: v1..v3 ProxyOp's, else 0 */
 };
 
+/* schema/gen.py: struct rdt_ev_np_stop */
 struct rdt_ev_np_stop {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
 };
+
+/* schema/gen.py: end */
 
 enum rdt_np_skip_why {
 	RDT_NP_SKIP_TYPE	= 1,	/* a type the plugin does not know */
@@ -909,6 +954,7 @@ enum rdt_np_skip_why {
 	RDT_NP_SKIP_NET		= 4,	/* net plugin data unreadable */
 };
 
+/* schema/gen.py: struct rdt_ev_np_skip */
 struct rdt_ev_np_skip {			/* ids.ntype: the descriptor's type */
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -916,6 +962,8 @@ struct rdt_ev_np_skip {			/* ids.ntype: the descriptor's type */
 	__u32	why;			/* enum rdt_np_skip_why */
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 /*
  * The Coll fields of NCCL's profiler v1 (NCCL 2.23) and v2 (2.24, 2.25)
