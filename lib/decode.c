@@ -156,6 +156,17 @@ const char *rdt_rxe_retry_kind_name(unsigned int kind)
 	       kind == RDT_RXE_NAK_SEQ ? "nak_seq" : "?";
 }
 
+const char *rdt_ctr_kind_name(unsigned int kind)
+{
+	return kind == RDT_CTR_HW_COUNTERS ? "hw_counters" : "counters";
+}
+
+const char *rdt_post_type_name(unsigned int type)
+{
+	return type == RDT_EV_POST_SEND || type == RDT_EV_VERBS_POST_SEND ?
+	       "send" : "recv";
+}
+
 const char *rdt_coll_phase_name(unsigned int phase)
 {
 	return phase ? "end" : "begin";

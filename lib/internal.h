@@ -254,6 +254,8 @@ extern const struct rdt_type_info rdt_types[RDT_EV_MAX + 1];
 /* Names of wire enums that the schema's "E:" fields show (decode.c). */
 const char *rdt_rxe_retry_kind_name(unsigned int kind);
 const char *rdt_coll_phase_name(unsigned int phase);
+const char *rdt_ctr_kind_name(unsigned int kind);	/* sysfs's directory */
+const char *rdt_post_type_name(unsigned int type);	/* "send", "recv" */
 
 /* A shown field of a layout schema/records.py describes (schema.c). */
 struct rdt_schema_field {

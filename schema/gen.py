@@ -47,10 +47,13 @@ def lengths(uapi):
 
 class Field:
     def __init__(self, layout, t, consts, structs):
-        if not isinstance(t, tuple) or len(t) != 5:
-            raise SchemaError(f"layout {layout}: a field is not (ctype, member, show, key, note): {t!r}")
-        self.ctype, self.member, self.show, self.key, self.note = t
+        if not isinstance(t, tuple) or len(t) not in (5, 6):
+            raise SchemaError(f"layout {layout}: a field is not (ctype, member, show, key, note[, when]): {t!r}")
+        self.ctype, self.member, self.show, self.key, self.note = t[:5]
+        self.when = t[5] if len(t) == 6 else None
         where = f"layout {layout}, field {self.member}"
+        if self.when is not None and not re.fullmatch(r"[$.\w\s|&!=<>()]+", str(self.when)):
+            raise SchemaError(f"{where}: when {self.when!r} is not an expression of $.members, numbers and RDT_* names")
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.member)):
             raise SchemaError(f"{where}: not a C member name")
         self.namer = None
@@ -236,14 +239,20 @@ def gen_enum(s):
 def gen_struct(L, tag=None):
     """struct rdt_ev_<layout> (a header first), or struct <tag> (none)."""
     head = f"struct {tag or 'rdt_ev_' + L.name} {{"
-    out = [tabs_to(head, 40) + f"/* {L.note} */" if L.note else head]
+    out = [head]
+    if L.note:
+        c = tabs_to(head, 40) + f"/* {L.note} */"
+        out = [c] if len(c.expandtabs(8)) <= 100 else comment_block(L.note, "") + [head]
     if not tag:
         out.append("\tstruct rdt_hdr hdr;")
     for f in L.fields:
         line = f"\t{f.base}\t{f.decl()};" if not f.sub else f"\t{f.base} {f.decl()};"
         if f.note:
             c = tabs_to(line, 40) + f"/* {f.note} */"
-            line = c if len(c.expandtabs(8)) <= 100 else line
+            if len(c.expandtabs(8)) <= 100:
+                line = c
+            else:
+                out += comment_block(f.note, "\t")
         out.append(line)
     out += ["};", ""]
     return out
@@ -281,10 +290,15 @@ def show_lines(fields, prefix):
         v = prefix + f.member
         if f.sub:
             out += show_lines(f.sub.shown, v + ".")
-        elif f.show == "E":
-            out.append(f"\tSC(\"{f.key}\", {f.namer}({v}));")
+            continue
+        if f.show == "E":
+            line = f"SC(\"{f.key}\", {f.namer}({v}));"
         else:
-            out.append(f"\t{f.show}(\"{f.key}\", {v});")
+            line = f"{f.show}(\"{f.key}\", {v});"
+        if f.when:
+            out += [f"\tif ({f.when.replace('$.', prefix)})", f"\t\t{line}"]
+        else:
+            out.append(f"\t{line}")
     return out
 
 

@@ -32,11 +32,13 @@ show them where that is not wire order; each field (ctype, member, show,
 key, note), in wire order after the header, where
   ctype  __u8 .. __u64, __s8 .. __s64, or "char[N]" (N a number or an
          RDT_*_LEN of rdmatrace.h)
-  show   U unsigned, I signed, X hex, S a NUL-padded name, H hidden
+  show   U unsigned, I signed, X hex, S a NUL-padded name, H not shown
          (padding, or what a reader shows by other means: dur_ns),
          "E:rdt_<what>_name" a number shown as the name that function of
          librdmatrace gives it
   key    its name in text, JSON, SQLite and Perfetto (None with H)
+  when   optional: shown only when this C expression holds, "$." naming
+         the record's members ("$.srq", "$.lost_cpu != UINT32_MAX")
 gen.py refuses implicit padding, a size that is not a multiple of 8, and
 a number, ENUM or name used twice.
 
@@ -145,10 +147,26 @@ STRUCTS = {
 IDS = ("struct rdt_np_ids", "ids", "F", None, None)
 
 LAYOUTS = {
-    "subbuf": None,
-    "comm": None,
-    "lost": None,
-    "port_counter": None,
+    "subbuf": (None, [
+        ("__u64", "seq", "U", "seq", "sub-buffer sequence number on this CPU"),
+        ("__u64", "lost_total", "U", "lost_total", "events dropped on this CPU so far"),
+    ]),
+    "comm": (None, [
+        ("char[RDT_COMM_LEN]", "comm", "S", "name", None),
+    ]),
+    "lost": (None, [
+        ("__u64", "count", "U", "count", "events lost since the previous LOST"),
+        ("__u32", "lost_source", "E:rdt_source_name", "producer", "enum rdt_source that lost them"),
+        ("__u32", "lost_cpu", "U", "lost_cpu", None, "$.lost_cpu != UINT32_MAX"),
+    ]),
+    "port_counter": ("ts_ns: the sample's time", [
+        ("char[RDT_NAME_LEN]", "devname", "H", None, "shown as the sinks' device"),
+        ("char[RDT_CTR_NAME_LEN]", "name", "S", "name", None),
+        ("__u64", "value", "U", "value", "at this sample"),
+        ("__s64", "delta", "I", "delta", "since the previous sample"),
+        ("__u32", "port", "U", "port", None),
+        ("__u32", "kind", "E:rdt_ctr_kind_name", "dir", "enum rdt_ctr_kind"),
+    ], ["port", "name", "delta", "value", "dir"]),
     "stuck": None,
     "device": None,
     "pd": ("PD_ALLOC, PD_DEALLOC", [
@@ -205,15 +223,68 @@ LAYOUTS = {
         ("__u32", "pd_id", "U", "pd", None),
         DUR,
     ]),
-    "post_send": None,
+    "post_send": (None, [
+        ("__u64", "wr_id", "X", "wr_id", None),
+        ("__u64", "remote_addr", "X", "raddr", "RDMA / atomic only", "$.rkey || $.remote_addr"),
+        ("__u64", "total_len", "U", "len", "sum of the SGEs' lengths"),
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__s32", "ret", "I", "ret", "0 since 1.4: see POST_FAIL"),
+        ("__u32", "rkey", "X", "rkey", "RDMA / atomic only", "$.rkey || $.remote_addr"),
+        ("__u32", "imm", "X", "imm", "imm_data (big endian) or invalidate", "$.imm"),
+        ("__u8", "opcode", "E:rdt_wr_opcode_name", "opcode", "enum ib_wr_opcode"),
+        ("__u8", "bad", "U", "bad", "0 since 1.4: see POST_FAIL"),
+        ("__u16", "send_flags", "X", "flags", "enum ib_send_flags"),
+        ("__u16", "num_sge", "U", "num_sge", None),
+        ("__u16", "index", "U", "index", "position in the posted list"),
+    ], ["qpn", "wr_id", "opcode", "len", "num_sge", "flags", "raddr", "rkey", "imm", "index",
+        "ret", "bad"]),
     "post_send_db": ("empty WR list (doorbell)", [
         ("__u32", "qpn", "U", "qpn", None),
         ("__s32", "ret", "I", "ret", None),
         DUR,
     ]),
-    "post_recv": None,
-    "post_fail": None,
-    "poll_cq_wc": None,
+    "post_recv": (None, [
+        ("__u64", "wr_id", "X", "wr_id", None),
+        ("__u64", "total_len", "U", "len", None),
+        ("__u32", "qpn", "U", "qpn", "0 for an SRQ post"),
+        ("__u32", "srq_id", "U", "srq", "post_srq_recv only", "$.srq"),
+        ("__s32", "ret", "I", "ret", None),
+        ("__u16", "num_sge", "U", "num_sge", None),
+        ("__u8", "srq", "H", None, "1: post_srq_recv"),
+        ("__u8", "bad", "U", "bad", None),
+        ("__u16", "index", "U", "index", None),
+        ("__u16", "pad0", "H", None, None),
+        ("__u32", "pad1", "H", None, None),
+    ], ["qpn", "srq", "wr_id", "len", "num_sge", "index", "ret", "bad"]),
+    "post_fail": (None, [
+        ("__u32", "qpn", "U", "qpn", "0 for an SRQ post"),
+        ("__u32", "srq_id", "U", "srq", "post_srq_recv only", "$.srq"),
+        ("__s32", "ret", "I", "ret", "-errno"),
+        ("__u16", "post_type", "E:rdt_post_type_name", "post", "RDT_EV_POST_SEND or RDT_EV_POST_RECV"),
+        ("__u16", "nr_wr", "U", "nr_wr", "WRs in the list"),
+        ("__u16", "bad_index", "U", "bad_index", "*bad_wr's index, or _UNKNOWN",
+         "$.bad_index != RDT_BAD_INDEX_UNKNOWN"),
+        ("__u8", "srq", "H", None, "1: post_srq_recv"),
+        ("__u8", "pad0", "H", None, None),
+        ("__u32", "pad1", "H", None, None),
+    ], ["qpn", "srq", "post", "ret", "nr_wr", "bad_index"]),
+    "poll_cq_wc": (None, [
+        ("__u64", "wr_id", "X", "wr_id", None),
+        ("__u32", "cq_id", "U", "cq", None),
+        ("__u32", "status", "E:rdt_wc_status_name", "status", "enum ib_wc_status"),
+        ("__u32", "opcode", "E:rdt_wc_opcode_name", "opcode", "enum ib_wc_opcode"),
+        ("__u32", "byte_len", "U", "byte_len", None),
+        ("__u32", "qpn", "U", "qpn", None),
+        ("__u32", "src_qp", "U", "src_qp", None),
+        ("__u32", "wc_flags", "X", "wc_flags", None),
+        ("__u32", "imm", "H", None, None),
+        ("__u32", "vendor_err", "X", "vendor_err", None, "$.status"),
+        ("__u16", "index", "H", None, "position in the returned array"),
+        ("__u16", "poll_requested", "H", None,
+         "1.8: non-zero only on the last completion of a poll whose summary was asked for "
+         "(POLL_CQ in the event mask): the poll's num_entries, 65535 if more.  That poll's "
+         "POLL_CQ record is not written: cq_id, requested and ret (index + 1) are all here."),
+    ], ["cq", "qpn", "wr_id", "status", "opcode", "byte_len", "src_qp", "wc_flags", "vendor_err"]),
     "poll_cq": (None, [
         ("__u32", "cq_id", "U", "cq", None),
         ("__s32", "requested", "I", "requested", "num_entries"),
@@ -227,7 +298,23 @@ LAYOUTS = {
         ("__u32", "pad", "H", None, None),
         DUR,
     ]),
-    "nccl_call": None,
+    "nccl_call": ("ts_ns = entry time", [
+        ("__u64", "duration_ns", "U", "enqueue_ns", "entry -> return: enqueue time only"),
+        ("__u64", "count", "U", "count", None),
+        ("__u64", "comm", "X", "comm_ptr", "user-space ncclComm_t value"),
+        ("__u64", "stream", "X", "stream", "user-space cudaStream_t value"),
+        ("__u64", "comm_hash", "X", "comm_hash", "splitmix64 over the ncclUniqueId"),
+        ("__u64", "seq", "U", "seq", "per-communicator call number"),
+        ("__u32", "fn", "E:rdt_nccl_fn_name", "fn", "enum rdt_nccl_fn"),
+        ("__s32", "ret", "I", "ret", "ncclResult_t"),
+        ("__s32", "datatype", "I", "datatype", "ncclDataType_t, -1 if n/a"),
+        ("__s32", "op", "I", "op", "ncclRedOp_t, -1 if n/a"),
+        ("__s32", "root", "I", "root", "root or peer, -1 if n/a"),
+        ("__s32", "rank", "I", "rank", "-1 if the comm is unknown"),
+        ("__s32", "nranks", "I", "nranks", None),
+        ("__u32", "pad", "H", None, None),
+    ], ["fn", "count", "datatype", "op", "root", "comm_ptr", "comm_hash", "rank", "nranks",
+        "seq", "stream", "enqueue_ns", "ret"]),
     "nccl_comm": (None, [
         ("__u64", "comm", "X", "comm_ptr", "user-space ncclComm_t value"),
         ("__u64", "comm_hash", "X", "comm_hash", None),

@@ -204,11 +204,14 @@ enum rdt_type {
 
 /* ---- bookkeeping ------------------------------------------------------ */
 
+/* schema/gen.py: struct rdt_ev_subbuf */
 struct rdt_ev_subbuf {
 	struct rdt_hdr hdr;
-	__u64	seq;		/* sub-buffer sequence number on this CPU */
-	__u64	lost_total;	/* events dropped on this CPU so far */
+	__u64	seq;			/* sub-buffer sequence number on this CPU */
+	__u64	lost_total;		/* events dropped on this CPU so far */
 };
+
+/* schema/gen.py: end */
 
 /*
  * relay's read() can race a sub-buffer switch and return the start of a
@@ -219,17 +222,23 @@ struct rdt_ev_subbuf {
  */
 #define RDT_SUBBUF_SEQ_UNUSED	(~0ULL)
 
+/* schema/gen.py: struct rdt_ev_comm */
 struct rdt_ev_comm {
 	struct rdt_hdr hdr;
 	char	comm[RDT_COMM_LEN];
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_lost */
 struct rdt_ev_lost {
 	struct rdt_hdr hdr;
-	__u64	count;		/* events lost since the previous LOST */
-	__u32	lost_source;	/* enum rdt_source that lost them */
+	__u64	count;			/* events lost since the previous LOST */
+	__u32	lost_source;		/* enum rdt_source that lost them */
 	__u32	lost_cpu;
 };
+
+/* schema/gen.py: end */
 
 /* ---- librdmatrace: port counters ---------------------------------------- */
 
@@ -251,15 +260,18 @@ enum rdt_ctr_kind {
 	RDT_CTR_HW_COUNTERS	= 1,	/* ports/N/hw_counters/ */
 };
 
-struct rdt_ev_port_counter {
-	struct rdt_hdr hdr;		/* ts_ns: the sample's time */
-	char	devname[RDT_NAME_LEN];
+/* schema/gen.py: struct rdt_ev_port_counter */
+struct rdt_ev_port_counter {		/* ts_ns: the sample's time */
+	struct rdt_hdr hdr;
+	char	devname[RDT_NAME_LEN];	/* shown as the sinks' device */
 	char	name[RDT_CTR_NAME_LEN];
 	__u64	value;			/* at this sample */
 	__s64	delta;			/* since the previous sample */
 	__u32	port;
 	__u32	kind;			/* enum rdt_ctr_kind */
 };
+
+/* schema/gen.py: end */
 
 /*
  * rdmatrace-dump --stuck's reports, as records (1.11): a report is one
@@ -448,6 +460,7 @@ struct rdt_ev_mr {			/* MR_REG, MR_DEREG */
 
 /* ---- data path ---------------------------------------------------------- */
 
+/* schema/gen.py: struct rdt_ev_post_send */
 struct rdt_ev_post_send {
 	struct rdt_hdr hdr;
 	__u64	wr_id;
@@ -464,6 +477,8 @@ struct rdt_ev_post_send {
 	__u16	index;			/* position in the posted list */
 };
 
+/* schema/gen.py: end */
+
 /* schema/gen.py: struct rdt_ev_post_send_db */
 struct rdt_ev_post_send_db {		/* empty WR list (doorbell) */
 	struct rdt_hdr hdr;
@@ -474,6 +489,7 @@ struct rdt_ev_post_send_db {		/* empty WR list (doorbell) */
 
 /* schema/gen.py: end */
 
+/* schema/gen.py: struct rdt_ev_post_recv */
 struct rdt_ev_post_recv {
 	struct rdt_hdr hdr;
 	__u64	wr_id;
@@ -489,6 +505,8 @@ struct rdt_ev_post_recv {
 	__u32	pad1;
 };
 
+/* schema/gen.py: end */
+
 /*
  * A post_send / post_recv / post_srq_recv call that returned an error.
  * Since 1.4 the WRs' records are written before the driver runs (after it
@@ -501,6 +519,7 @@ struct rdt_ev_post_recv {
 /* A --verbs ibv_cq_ex completion whose opcode the application did not read. */
 #define RDT_WC_OPCODE_UNREAD	0xff
 
+/* schema/gen.py: struct rdt_ev_post_fail */
 struct rdt_ev_post_fail {
 	struct rdt_hdr hdr;
 	__u32	qpn;			/* 0 for an SRQ post */
@@ -514,6 +533,9 @@ struct rdt_ev_post_fail {
 	__u32	pad1;
 };
 
+/* schema/gen.py: end */
+
+/* schema/gen.py: struct rdt_ev_poll_cq_wc */
 struct rdt_ev_poll_cq_wc {
 	struct rdt_hdr hdr;
 	__u64	wr_id;
@@ -528,13 +550,15 @@ struct rdt_ev_poll_cq_wc {
 	__u32	vendor_err;
 	__u16	index;			/* position in the returned array */
 	/*
-	 * 1.8: non-zero only on the last completion of a poll whose summary
-	 * was asked for (POLL_CQ in the event mask): the poll's num_entries,
-	 * 65535 if more.  That poll's POLL_CQ record is not written: cq_id,
-	 * requested and ret (index + 1) are all here.
+	 * 1.8: non-zero only on the last completion of a poll whose summary was
+	 * asked for (POLL_CQ in the event mask): the poll's num_entries, 65535
+	 * if more.  That poll's POLL_CQ record is not written: cq_id, requested
+	 * and ret (index + 1) are all here.
 	 */
 	__u16	poll_requested;
 };
+
+/* schema/gen.py: end */
 
 /*
  * 1.8: written for a poll that returned no completion or failed, or one
@@ -588,8 +612,9 @@ enum rdt_nccl_fn {
 	RDT_NCCL_FN_MAX,
 };
 
-struct rdt_ev_nccl_call {
-	struct rdt_hdr hdr;		/* ts_ns = entry time */
+/* schema/gen.py: struct rdt_ev_nccl_call */
+struct rdt_ev_nccl_call {		/* ts_ns = entry time */
+	struct rdt_hdr hdr;
 	__u64	duration_ns;		/* entry -> return: enqueue time only */
 	__u64	count;
 	__u64	comm;			/* user-space ncclComm_t value */
@@ -605,6 +630,8 @@ struct rdt_ev_nccl_call {
 	__s32	nranks;
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 /* schema/gen.py: struct rdt_ev_nccl_comm */
 struct rdt_ev_nccl_comm {
