@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NOTICE = "made by schema/gen.py from schema/records.py: edit that, then `make schema`"
 CTYPES = {"__u8": 1, "__u16": 2, "__u32": 4, "__u64": 8,
           "__s8": 1, "__s16": 2, "__s32": 4, "__s64": 8}
-SHOWS = "UIXSHF"
+SHOWS = "UIXSHFC"
 HDR_SIZE = 32
 
 
@@ -72,16 +72,16 @@ class Field:
             if not self.count:
                 raise SchemaError(f"{where}: array size {n} is not a number or an RDT_* number of rdmatrace.h")
             self.base, self.size, self.align = m.group(1), self.count, 1
-            if self.show not in ("SH" if m.group(1) == "char" else "H"):
-                raise SchemaError(f"{where}: a char array is shown S or H, a __u8 array H, not {self.show}")
+            if self.show not in ("SHC" if m.group(1) == "char" else "HC"):
+                raise SchemaError(f"{where}: a char array is shown S, H or C, a __u8 array H or C, not {self.show}")
         elif sm:
             self.sub = structs.get(sm.group(1))
             if not self.sub:
                 raise SchemaError(f"{where}: {self.ctype} is not in STRUCTS")
             self.dim, self.base = None, self.ctype
             self.size, self.align = self.sub.size, 8
-            if self.show != "F":
-                raise SchemaError(f"{where}: a struct is shown F (its fields in its place), not {self.show}")
+            if self.show not in "FC":
+                raise SchemaError(f"{where}: a struct is shown F (its fields in its place) or C, not {self.show}")
         elif self.ctype in CTYPES:
             self.dim = None
             self.base, self.size = self.ctype, CTYPES[self.ctype]
@@ -90,7 +90,7 @@ class Field:
                 raise SchemaError(f"{where}: {self.show} is for {'char arrays' if self.show == 'S' else 'structs'}")
         else:
             raise SchemaError(f"{where}: ctype {self.ctype!r} is not __u8..__u64, __s8..__s64 or char[N]")
-        if self.show in "HF":
+        if self.show in "HF" or (self.show == "C" and self.sub):
             if self.key is not None:
                 raise SchemaError(f"{where}: a hidden or F field has no key")
         elif not re.fullmatch(r"[a-z_][a-z0-9_]*", str(self.key)):
@@ -103,19 +103,21 @@ class Field:
 class Layout:
     def __init__(self, name, spec, consts, structs=None, base=HDR_SIZE):
         self.name = name
-        self.fields = None
-        if spec is None:
-            return
         if not isinstance(spec, tuple) or len(spec) not in (2, 3):
-            raise SchemaError(f"layout {name}: not None or (note, fields[, order])")
+            raise SchemaError(f"layout {name}: not (note, fields[, order])")
         self.note, fields = spec[:2]
         self.fields = [Field(name, f, consts, structs or {}) for f in fields]
-        shown = [f.key if f.show != "F" else "*" + f.member
+        # C: shown by lib/fields.inc's code: the layout's struct is made
+        # here, its showing is not
+        self.coded = any(f.show == "C" for f in self.fields)
+        if self.coded and any(f.show not in "HC" for f in self.fields):
+            raise SchemaError(f"layout {name}: fields shown C (by code) and by the schema both: all C, or none")
+        shown = [f.key if f.sub is None else "*" + f.member
                  for f in self.fields if f.show != "H"]
         order = list(spec[2]) if len(spec) == 3 else shown
         if sorted(order) != sorted(shown):
             raise SchemaError(f"layout {name}: order {order} is not its shown keys {shown} in some order")
-        by_key = {(f.key if f.show != "F" else "*" + f.member): f for f in self.fields}
+        by_key = {(f.key if f.sub is None else "*" + f.member): f for f in self.fields}
         self.shown = [by_key[k] for k in order]
         off = base
         seen, keys = set(), set()
@@ -155,7 +157,7 @@ class Schema:
             self.structs[n] = Layout(n, spec, consts, self.structs, base=0)
         self.layouts = {n: Layout(n, s, consts, self.structs) for n, s in lay_specs.items()}
         for L in self.layouts.values():
-            if L.fields is not None and L.size > self.union_size:
+            if L.size > self.union_size:
                 raise SchemaError(f"layout {L.name}: {L.size} bytes is more than union rdt_record's {self.union_size} (UNION_SIZE: librdmatrace0's ABI)")
         self.items = types
         self.types = []
@@ -182,7 +184,7 @@ class Schema:
             if lay not in self.layouts:
                 raise SchemaError(f"{where}: layout {lay} is not in LAYOUTS")
             L = self.layouts[lay]
-            if older is not None and L.fields is not None and L.member_offset(older) is None:
+            if older is not None and L.member_offset(older) is None:
                 raise SchemaError(f"{where}: older {older} is not a member of layout {lay}")
             self.types.append(dict(num=num, enum=enum, name=name, layout=lay,
                                    older=older, note=t[5] if len(t) == 6 else None))
@@ -191,8 +193,12 @@ class Schema:
         return self.members.get(layout, layout)
 
     def described(self):
-        """(name, Layout) of each layout the schema describes field by field."""
-        return [(n, L) for n, L in self.layouts.items() if L.fields is not None]
+        """(name, Layout) of every layout."""
+        return list(self.layouts.items())
+
+    def shown(self):
+        """(name, Layout) of each layout the schema also shows (not by code)."""
+        return [(n, L) for n, L in self.described() if not L.coded]
 
 
 def tabs_to(text, col):
@@ -315,7 +321,7 @@ def flat(fields, off=0):
 
 def gen_fields_inc(s):
     out = inc_head("The cases of fields.inc's switch for the layouts the schema describes.")
-    for n, L in s.described():
+    for n, L in s.shown():
         ts = [t for t in s.types if t["layout"] == n]
         if not ts:
             continue
@@ -343,6 +349,8 @@ def gen_schema_fields(s):
     for n, L in s.described():
         st = f"struct rdt_ev_{n}"
         out += layout_asserts(st, L)
+        if L.coded:
+            continue
         out.append(f"static const struct rdt_schema_field sf_{n}[] = {{")
         for f, off in flat(L.shown):
             out.append(f"\t{{ \"{f.key}\", '{f.show}', {off}, {f.size} }},")
@@ -352,7 +360,7 @@ def gen_schema_fields(s):
     out.append("static const struct rdt_schema_layout schema_of[RDT_EV_MAX + 1] = {")
     for t in s.types:
         L = s.layouts[t["layout"]]
-        if L.fields is not None:
+        if not L.coded:
             out.append(f"\t[RDT_EV_{t['enum']}] = {{ sf_{L.name}, "
                        f"sizeof(sf_{L.name}) / sizeof(sf_{L.name}[0]) }},")
     out.append("};")

@@ -25,15 +25,16 @@ None, or the member at which a record of an older minor ABI ended (a
 shorter record is taken, the members from it on read 0); note optional.
 
 LAYOUTS: every struct rdt_ev_<layout>, in the order of union rdt_record.
-A layout is None where its struct is still written by hand in
-rdmatrace.h and its fields in lib/fields.inc (they move here one by one);
-else (note, fields[, order]): order, the keys in the order the outputs
+A layout is (note, fields[, order]): order, the keys in the order the outputs
 show them where that is not wire order; each field (ctype, member, show,
 key, note), in wire order after the header, where
   ctype  __u8 .. __u64, __s8 .. __s64, or "char[N]" (N a number or an
          RDT_*_LEN of rdmatrace.h)
   show   U unsigned, I signed, X hex, S a NUL-padded name, H not shown
-         (padding, or what a reader shows by other means: dur_ns),
+         (padding, or what a reader shows by other means: dur_ns), C shown
+         by lib/fields.inc's code (a layout's fields all C or none: its
+         case there is code, as what it shows depends on the values), F a
+         struct of STRUCTS (its fields in its place),
          "E:rdt_<what>_name" a number shown as the name that function of
          librdmatrace gives it
   key    its name in text, JSON, SQLite and Perfetto (None with H)
@@ -167,8 +168,30 @@ LAYOUTS = {
         ("__u32", "port", "U", "port", None),
         ("__u32", "kind", "E:rdt_ctr_kind_name", "dir", "enum rdt_ctr_kind"),
     ], ["port", "name", "delta", "value", "dir"]),
-    "stuck": None,
-    "device": None,
+    "stuck": (None, [
+        ("__u64", "since_ns", "C", "since_ns", "the episode: stuck since"),
+        ("__u64", "waits_ns", "C", "waits_ns", "QP, collective: waiting this long; UNSTUCK: the episode's length"),
+        ("__u64", "wr_id", "C", "wr_id", "QP: its oldest send outstanding"),
+        ("__u64", "seq", "C", "seq", "collective: its seq"),
+        ("__u32", "episode", "C", "episode", "1, 2, ... in this run"),
+        ("__u32", "kind", "C", "kind", "enum rdt_stuck_kind"),
+        ("__u32", "qpn", "C", "qpn", None),
+        ("__u32", "dest_qpn", "C", "dest_qpn", None),
+        ("__u32", "outstanding", "C", "outstanding", "QP: send WRs outstanding"),
+        ("__u32", "retries", "C", "retries", "QP: rxe retries since its last send completion (RNR included)"),
+        ("__s32", "rank", "C", "rank", "collective"),
+        ("__s32", "nranks", "C", "nranks", None),
+        ("char[88]", "text", "C", "text", None),
+    ]),
+    "device": ("ADD, REMOVE, RENAME, STATE", [
+        ("char[RDT_NAME_LEN]", "name", "C", "name", None),
+        ("char[RDT_NAME_LEN]", "old_name", "C", "old_name", "RENAME only"),
+        ("__u64", "node_guid", "C", "node_guid", "big endian as in ib_device"),
+        ("__u32", "node_type", "C", "node_type", "enum rdma_node_type"),
+        ("__u32", "phys_port_cnt", "C", "ports", None),
+        ("__u32", "driver_id", "C", "driver_id", "enum rdma_driver_id"),
+        ("__u32", "nr_wrapped", "C", "wrapped", "ops wrapped (ADD, STATE) / unwrapped (REMOVE)"),
+    ]),
     "pd": ("PD_ALLOC, PD_DEALLOC", [
         ("__u32", "pd_id", "U", "pd", "ib_pd->res.id"),
         ("__s32", "ret", "I", "ret", None),
@@ -204,7 +227,34 @@ LAYOUTS = {
         ("__u32", "pad", "H", None, None),
         DUR,
     ]),
-    "qp_modify": None,
+    "qp_modify": (None, [
+        ("__u32", "qpn", "C", "qpn", None),
+        ("__s32", "ret", "C", "ret", None),
+        ("__u32", "attr_mask", "C", "attr_mask", "enum ib_qp_attr_mask"),
+        ("__u8", "old_state", "C", "old_state", "enum ib_qp_state before the call"),
+        ("__u8", "new_state", "C", "new_state", "attr->qp_state if IB_QP_STATE set"),
+        ("__u8", "cur_state", "C", "cur_state", "state after the call"),
+        ("__u8", "path_mtu", "C", "path_mtu", "enum ib_mtu"),
+        ("__u32", "dest_qpn", "C", "dest_qpn", None),
+        ("__u32", "sq_psn", "C", "sq_psn", None),
+        ("__u32", "rq_psn", "C", "rq_psn", None),
+        ("__u8", "timeout", "C", "timeout", None),
+        ("__u8", "retry_cnt", "C", "retry_cnt", None),
+        ("__u8", "rnr_retry", "C", "rnr_retry", None),
+        ("__u8", "min_rnr_timer", "H", None, None),
+        ("__u32", "port", "C", "port", None),
+        ("__u32", "qkey", "H", None, None),
+        ("__u32", "max_rd_atomic", "H", None, None),
+        ("__u32", "max_dest_rd_atomic", "H", None, None),
+        DUR,
+        ("__u8[16]", "dgid", "C", "dgid",
+         "1.12: with IB_QP_AV when the path has a GRH (RoCE always): the peer's GID, and this "
+         "QP's own (the source GID the core resolved).  gids says which are set (enum "
+         "rdt_qp_gids)."),
+        ("__u8[16]", "sgid", "C", "sgid", None),
+        ("__u32", "gids", "H", None, None),
+        ("__u32", "pad", "H", None, None),
+    ]),
     "qp_destroy": (None, [
         ("__u32", "qpn", "U", "qpn", None),
         ("__s32", "ret", "I", "ret", None),
@@ -338,14 +388,31 @@ LAYOUTS = {
         ("__u32", "opcode", "U", "bth_opcode", "IB BTH opcode"),
         ("__u32", "length", "U", "length", "packet payload length"),
     ]),
-    "rxe_xmit": None,
+    "rxe_xmit": (None, [
+        ("__u8[16]", "saddr", "C", "saddr", "IPv4 in the first 4 bytes"),
+        ("__u8[16]", "daddr", "C", "daddr", None),
+        ("__u32", "qpn", "C", "qpn", "destination QPN (the BTH's)"),
+        ("__u32", "psn", "C", "psn", None),
+        ("__u32", "opcode", "C", "bth_opcode", "IB BTH opcode"),
+        ("__u32", "length", "C", "length", "packet payload length"),
+        ("__u32", "src_qpn", "C", "src_qpn", "the sending QP"),
+        ("__u32", "family", "H", None, "AF_INET or AF_INET6"),
+    ]),
     "rxe_retry": (None, [
         ("__u32", "qpn", "U", "qpn", None),
         ("__u32", "psn", "U", "psn", None),
         ("__u32", "kind", "E:rdt_rxe_retry_kind_name", "kind", "enum rdt_rxe_retry_kind"),
         ("__u32", "pad", "H", None, None),
     ]),
-    "tcp_retransmit": None,
+    "tcp_retransmit": (None, [
+        ("__u8[16]", "saddr", "C", "saddr", "IPv4 in the first 4 bytes"),
+        ("__u8[16]", "daddr", "C", "daddr", None),
+        ("__u16", "sport", "C", "sport", "host order"),
+        ("__u16", "dport", "C", "dport", None),
+        ("__u16", "family", "H", None, "AF_INET / AF_INET6"),
+        ("__u8", "state", "C", "state", "TCP state"),
+        ("__u8", "pad", "H", None, None),
+    ]),
     "coll_mark": (None, [
         ("__u64", "bytes", "U", "bytes", None),
         ("__u64", "seq", "U", "seq", None),
@@ -457,7 +524,12 @@ LAYOUTS = {
         IDS,
         ("__s64", "plugin_id", "X", "plugin_id", "netPlugin.id: type << 16 | version"),
     ]),
-    "np_state": None,
+    "np_state": (None, [
+        ("struct rdt_np_ids", "ids", "C", None, None),
+        ("__u64", "arg", "C", "arg", "transSize, appendedProxyOps, pTimer"),
+        ("__u32", "state", "C", "state", "NCCL's ncclProfilerEventState_v5"),
+        ("__s32", "steps", "C", "steps", "1.7: v1..v3 ProxyOp's, else 0"),
+    ]),
     "np_stop": (None, [IDS]),
     "np_skip": ("ids.ntype: the descriptor's type", [
         IDS,
@@ -465,5 +537,13 @@ LAYOUTS = {
         ("__u32", "why", "U", "why", "enum rdt_np_skip_why"),
         ("__u32", "pad", "H", None, None),
     ]),
-    "np_coll_old": None,
+    "np_coll_old": (None, [
+        ("struct rdt_np_ids", "ids", "C", None, "its Coll's"),
+        ("char[RDT_NP_STR]", "op", "C", "op", "ncclRedOp_t as nccl.h names it"),
+        ("__u64", "traffic_bytes", "C", "traffic_bytes", "trafficBytes"),
+        ("__u8", "is_collnet", "C", "is_collnet", None),
+        ("__u8", "is_nvls", "C", "is_nvls", None),
+        ("__u8", "has", "H", None, "RDT_NP_OLD_*"),
+        ("__u8[5]", "pad", "H", None, None),
+    ]),
 }

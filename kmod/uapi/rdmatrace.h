@@ -288,6 +288,7 @@ enum rdt_stuck_kind {
 	RDT_STUCK_COLL	= 2,	/* text: the collective's name */
 };
 
+/* schema/gen.py: struct rdt_ev_stuck */
 struct rdt_ev_stuck {
 	struct rdt_hdr hdr;
 	__u64	since_ns;		/* the episode: stuck since */
@@ -307,8 +308,11 @@ struct rdt_ev_stuck {
 	char	text[88];
 };
 
+/* schema/gen.py: end */
+
 /* ---- devices ------------------------------------------------------------ */
 
+/* schema/gen.py: struct rdt_ev_device */
 struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
 	struct rdt_hdr hdr;
 	char	name[RDT_NAME_LEN];
@@ -319,6 +323,8 @@ struct rdt_ev_device {			/* ADD, REMOVE, RENAME, STATE */
 	__u32	driver_id;		/* enum rdma_driver_id */
 	__u32	nr_wrapped;		/* ops wrapped (ADD, STATE) / unwrapped (REMOVE) */
 };
+
+/* schema/gen.py: end */
 
 /* ---- protection domains ------------------------------------------------ */
 
@@ -385,6 +391,7 @@ struct rdt_ev_qp_create {
 
 /* schema/gen.py: end */
 
+/* schema/gen.py: struct rdt_ev_qp_modify */
 struct rdt_ev_qp_modify {
 	struct rdt_hdr hdr;
 	__u32	qpn;
@@ -407,15 +414,17 @@ struct rdt_ev_qp_modify {
 	__u32	max_dest_rd_atomic;
 	__u64	dur_ns;			/* in the driver (1.9): see RDT_ABI_MINOR */
 	/*
-	 * 1.12: with IB_QP_AV when the path has a GRH (RoCE always): the
-	 * peer's GID, and this QP's own (the source GID the core resolved).
-	 * gids says which are set (enum rdt_qp_gids).
+	 * 1.12: with IB_QP_AV when the path has a GRH (RoCE always): the peer's
+	 * GID, and this QP's own (the source GID the core resolved).  gids says
+	 * which are set (enum rdt_qp_gids).
 	 */
 	__u8	dgid[16];
 	__u8	sgid[16];
 	__u32	gids;
 	__u32	pad;
 };
+
+/* schema/gen.py: end */
 
 enum rdt_qp_gids {
 	RDT_QP_DGID	= 1,
@@ -679,6 +688,7 @@ struct rdt_ev_rxe_rcv {
  * hosts: the pair bounds the offset between their clocks.  The addresses
  * name the hosts: saddr is this host's, daddr the receiver's.
  */
+/* schema/gen.py: struct rdt_ev_rxe_xmit */
 struct rdt_ev_rxe_xmit {
 	struct rdt_hdr hdr;
 	__u8	saddr[16];		/* IPv4 in the first 4 bytes */
@@ -690,6 +700,8 @@ struct rdt_ev_rxe_xmit {
 	__u32	src_qpn;		/* the sending QP */
 	__u32	family;			/* AF_INET or AF_INET6 */
 };
+
+/* schema/gen.py: end */
 
 enum rdt_rxe_retry_kind {
 	RDT_RXE_RETRANSMIT	= 1,	/* retransmit timer fired */
@@ -710,6 +722,7 @@ struct rdt_ev_rxe_retry {
 
 /* ---- bpf/: TCP ----------------------------------------------------------- */
 
+/* schema/gen.py: struct rdt_ev_tcp_retransmit */
 struct rdt_ev_tcp_retransmit {
 	struct rdt_hdr hdr;
 	__u8	saddr[16];		/* IPv4 in the first 4 bytes */
@@ -720,6 +733,8 @@ struct rdt_ev_tcp_retransmit {
 	__u8	state;			/* TCP state */
 	__u8	pad;
 };
+
+/* schema/gen.py: end */
 
 /* ---- bpf/: USDT collective markers (tools/rdma-ring-allreduce) ---------- */
 
@@ -958,6 +973,7 @@ struct rdt_ev_np_net {
 
 /* schema/gen.py: end */
 
+/* schema/gen.py: struct rdt_ev_np_state */
 struct rdt_ev_np_state {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;
@@ -965,6 +981,8 @@ struct rdt_ev_np_state {
 	__u32	state;			/* NCCL's ncclProfilerEventState_v5 */
 	__s32	steps;			/* 1.7: v1..v3 ProxyOp's, else 0 */
 };
+
+/* schema/gen.py: end */
 
 /* schema/gen.py: struct rdt_ev_np_stop */
 struct rdt_ev_np_stop {
@@ -1003,6 +1021,7 @@ struct rdt_ev_np_skip {			/* ids.ntype: the descriptor's type */
 #define RDT_NP_OLD_COLLNET	0x4u
 #define RDT_NP_OLD_NVLS		0x8u
 
+/* schema/gen.py: struct rdt_ev_np_coll_old */
 struct rdt_ev_np_coll_old {
 	struct rdt_hdr hdr;
 	struct rdt_np_ids ids;		/* its Coll's */
@@ -1013,6 +1032,8 @@ struct rdt_ev_np_coll_old {
 	__u8	has;			/* RDT_NP_OLD_* */
 	__u8	pad[5];
 };
+
+/* schema/gen.py: end */
 
 /* ---- trace files --------------------------------------------------------- */
 
