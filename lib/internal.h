@@ -269,8 +269,8 @@ struct rdt_schema_layout {
 	size_t		n;
 };
 
-/* @type's fields in wire order; NULL (*n 0) if the schema does not
- * describe its layout (its fields are then fields.inc's code alone). */
+/* @type's fields in the order the outputs show them; NULL (*n 0) for a
+ * type whose fields lib/fields.inc's code shows (C in the schema). */
 const struct rdt_schema_field *rdt_schema_fields(unsigned int type, size_t *n);
 
 /* Records the reader applies itself (names, loss).  Ranges, not a call

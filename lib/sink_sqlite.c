@@ -84,12 +84,12 @@ static const char schema[] =
 " devname TEXT, port INTEGER, dir TEXT, name TEXT, delta INTEGER,"
 " value INTEGER);\n"
 "CREATE TABLE drops(src INTEGER, source TEXT, cpu INTEGER, lost INTEGER);\n"
-/* A type no table above holds (one newer than this code, or one added to
- * schema/records.py with no code here): a row with its fields as JSON,
- * the JSON sink's keys; a type the schema describes gets a view of its
- * own with a column per field (records_view()). */
-"CREATE TABLE records(ts_ns INTEGER, host INTEGER, src INTEGER, cpu INTEGER,"
-" pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT, type TEXT,"
+/* A type no table above holds (one added to schema/records.py with no
+ * code here): a row with its fields as JSON, the JSON sink's keys; a type
+ * the schema describes gets a view of its own with a column per field
+ * (records_view()).  The columns common() binds, then src, type, fields. */
+"CREATE TABLE records(ts_ns INTEGER, host INTEGER, cpu INTEGER, pid INTEGER,"
+" tid INTEGER, comm TEXT, dev INTEGER, devname TEXT, src INTEGER, type TEXT,"
 " fields TEXT);\n"
 /* --stuck's reports (ABI 1.11): a row per line, the episode's end too. */
 "CREATE TABLE stuck(ts_ns INTEGER, host INTEGER, episode INTEGER, what TEXT,"
@@ -670,8 +670,8 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 }
 
 /* The record's fields as one JSON object, by the JSON sink's writer, in
- * a malloc'd string of *len bytes ("}" for a record with no fields); NULL
- * without memory. */
+ * a malloc'd string of *len bytes ("{}" for a record with no fields);
+ * NULL without memory. */
 static char *fields_json(const union rdt_record *r, size_t *len)
 {
 	char *json = NULL;
@@ -685,9 +685,13 @@ static char *fields_json(const union rdt_record *r, size_t *len)
 		free(json);
 		return NULL;
 	}
-	if (json[0] == ',')
+	if (json[0] == ',') {
 		json[0] = '{';
-	return json;
+		return json;
+	}
+	free(json);			/* "}": no fields */
+	*len = 2;
+	return strdup("{}");
 }
 
 static void nccl_plugin(struct sq *q, const struct rdt_event *ev)
@@ -755,27 +759,15 @@ static void record_row(struct sq *q, const struct rdt_event *ev)
 	size_t len = 0;
 	char *json = fields_json(r, &len), num[16];
 
-	bi(&b, (int64_t)ev->ts);
-	bi(&b, ev->host);
+	common(&b, ev, true, true);
 	bi(&b, ev->src);
-	bi(&b, r->hdr.cpu == UINT32_MAX ? -1 : (int64_t)r->hdr.cpu);
-	bi(&b, r->hdr.pid);
-	bi(&b, r->hdr.tid);
-	bt(&b, ev->comm ? ev->comm : "", RDT_COMM_LEN);
-	if (r->hdr.dev == RDT_NO_DEV)
-		bnull(&b);
-	else
-		bi(&b, r->hdr.dev);
-	bt(&b, ev->devname ? ev->devname : "", RDT_NAME_LEN);
-	if (!name) {
+	if (!name) {	/* rdt_sink_write() of an event of no known type */
 		snprintf(num, sizeof(num), "%u", r->hdr.type);
 		name = num;
 	}
 	bt(&b, name, 64);
-	if (json && json[0] == '{')
+	if (json)
 		bt(&b, json, (int)len);
-	else if (json)			/* no fields: "}" */
-		bs(&b, "{}", 2);
 	else
 		bnull(&b);
 	done(q, &b);
