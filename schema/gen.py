@@ -192,13 +192,9 @@ class Schema:
     def member(self, layout):
         return self.members.get(layout, layout)
 
-    def described(self):
-        """(name, Layout) of every layout."""
-        return list(self.layouts.items())
-
     def shown(self):
         """(name, Layout) of each layout the schema also shows (not by code)."""
-        return [(n, L) for n, L in self.described() if not L.coded]
+        return [(n, L) for n, L in self.layouts.items() if not L.coded]
 
 
 def tabs_to(text, col):
@@ -346,7 +342,7 @@ def gen_schema_fields(s):
     out = inc_head("The fields of the described layouts, as data (schema.c).")
     for n, L in s.structs.items():
         out += layout_asserts(f"struct {n}", L)
-    for n, L in s.described():
+    for n, L in s.layouts.items():
         st = f"struct rdt_ev_{n}"
         out += layout_asserts(st, L)
         if L.coded:
@@ -367,12 +363,16 @@ def gen_schema_fields(s):
     return out
 
 
-def replace_region(text, what, lines, path):
+def replace_region(text, what, lines, path, optional=False):
+    """@text with its region @what holding @lines; None if it has none and
+    that is @optional."""
     begin = f"/* schema/gen.py: {what} */"
     end = "/* schema/gen.py: end */"
     i = text.find(begin)
     if i < 0:
-        return None
+        if optional:
+            return None
+        raise SchemaError(f"{path}: no '{begin}' region")
     j = text.find(end, i)
     if j < 0:
         raise SchemaError(f"{path}: region '{what}' has no end line")
@@ -384,31 +384,22 @@ def outputs(s, root, uapi):
     res = {}
     up = "kmod/uapi/rdmatrace.h"
     t = replace_region(uapi, "enum rdt_type", gen_enum(s), up)
-    if t is None:
-        raise SchemaError(f"{up}: no 'schema/gen.py: enum rdt_type' region")
     for n, L in s.structs.items():
-        r = replace_region(t, f"struct {n}", gen_struct(L, n), up)
-        if r is None:
-            raise SchemaError(f"{up}: no 'schema/gen.py: struct {n}' region (STRUCTS)")
-        t = r
+        t = replace_region(t, f"struct {n}", gen_struct(L, n), up)
+    # a new layout's struct goes to "other layouts" until it is given a
+    # region in its section
     homeless = []
-    for n, L in s.described():
-        r = replace_region(t, f"struct rdt_ev_{n}", gen_struct(L), up)
+    for n, L in s.layouts.items():
+        r = replace_region(t, f"struct rdt_ev_{n}", gen_struct(L), up, optional=True)
         if r is None:
             homeless += gen_struct(L)
         else:
             t = r
-    r = replace_region(t, "other layouts", homeless, up)
-    if r is None:
-        raise SchemaError(f"{up}: no 'schema/gen.py: other layouts' region")
-    res[up] = r
+    res[up] = replace_region(t, "other layouts", homeless, up)
     lp = "lib/include/rdmatrace/rdmatrace.h"
     with open(os.path.join(root, lp)) as fh:
         lib = fh.read()
-    r = replace_region(lib, "union rdt_record", gen_union(s), lp)
-    if r is None:
-        raise SchemaError(f"{lp}: no 'schema/gen.py: union rdt_record' region")
-    res[lp] = r
+    res[lp] = replace_region(lib, "union rdt_record", gen_union(s), lp)
     res["lib/types.inc"] = "\n".join(gen_types_inc(s)) + "\n"
     res["lib/fields_schema.inc"] = "\n".join(gen_fields_inc(s)) + "\n"
     res["lib/schema_fields.inc"] = "\n".join(gen_schema_fields(s)) + "\n"
