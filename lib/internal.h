@@ -16,18 +16,43 @@
 
 struct rdt_src;
 
+/*
+ * The merge's side of a source's fill, read-only: its horizon interface.
+ * A live source learns from it the pass's clock and the merge's limits,
+ * and answers with rdt_src.horizon (none of its unread records is earlier);
+ * it reads nothing else of the merge, and the merge nothing of it but that.
+ */
+struct rdt_pass {
+	uint64_t now;		/* this pass's clock (CLOCK_MONOTONIC ns) */
+	uint64_t window_ns;	/* the reorder window */
+	/* A stream read empty less than this ago may stay unread in this
+	 * pass, unless the merge waited since (rdt_pass_may_skip()). */
+	uint64_t skip_ns;
+	/* How long a source that holds the merge back (rdt_src.holds) may
+	 * wait for a record it knows is being written before it lets the
+	 * merge go on (that record then comes out late, flagged). */
+	uint64_t stall_ns;
+	bool polled;		/* the merge waited in poll() since the last pass */
+	bool stopping;		/* rdt_reader_stop(): read what is there, no more */
+	/* Whether a live stream none of whose unread records is earlier
+	 * than @ts (the reader's time base: rdt_src_ts()) may stay unread in
+	 * this pass, as what the merge hands out next is due and earlier. */
+	bool (*ahead)(const struct rdt_pass *p, uint64_t ts);
+};
+
 /* What the reader needs from each kind of source. */
 struct rdt_src_ops {
 	/* Push available records via rdt_src_push() / rdt_src_push_head().
 	 * Files push one record per call (the k-way merge needs only each
 	 * stream's head); live sources push all that is ready without
-	 * blocking.  Returns 0, or -errno with src->error set; sets src->eof
-	 * at the end. */
-	int	(*fill)(struct rdt_src *s);
+	 * blocking, guided by @p.  Returns 0, or -errno with src->error set;
+	 * sets src->eof at the end. */
+	int	(*fill)(struct rdt_src *s, const struct rdt_pass *p);
 	/* Add pollfds for live waiting; returns how many. */
 	int	(*pollfds)(struct rdt_src *s, struct pollfd *p, int max);
-	/* Live sources: last chance to account drops before the summary. */
-	void	(*finish)(struct rdt_src *s);
+	/* Live sources: last chance to read and to account drops before
+	 * the summary. */
+	void	(*finish)(struct rdt_src *s, const struct rdt_pass *p);
 	void	(*close)(struct rdt_src *s);
 };
 
@@ -45,6 +70,8 @@ struct rdt_src {
 	/* several hosts aligned from their messages: this host's correction
 	 * (NULL: the header offset alone) */
 	const struct rdt_clk_host *clk;
+	/* its stamps go onto the realtime base (several boots merged) */
+	bool			realtime;
 	bool			live;
 	/* Not live, yet not in order either: a saved relay capture, one
 	 * stream per CPU.  The reader reads it on until @watermark (raw ts:
@@ -134,24 +161,58 @@ void rdt_reader_drop_src(struct rdt_reader *r, struct rdt_src *s);
 int rdt_reader_finish_add(struct rdt_reader *r, struct rdt_src *s, int ret);
 struct rdt_src *rdt_reader_src(const struct rdt_reader *r, unsigned int i);
 bool rdt_reader_live(const struct rdt_reader *r);	/* opts.follow */
-/* Live sources: the clock of the reader's current pass, and whether a
- * stream that read empty at @drained_at may be left unread in it. */
-uint64_t rdt_reader_pass_time(const struct rdt_reader *r);
-bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at);
-/* Live sources: whether a stream whose unread records are none earlier
- * than @raw_ts may be left unread in this pass (merge.c). */
-bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
-		      uint64_t raw_ts);
-/* Live sources' horizons: of a stream read to its end at pass clock @at
- * (what comes later is later than @at less the reorder window), and of an
- * ordered stream whose latest record read is @raw_ts. */
-uint64_t rdt_reader_drained_horizon(const struct rdt_reader *r, uint64_t at);
-uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts);
-/* Live: the reorder window, and how long a source that holds the merge
- * back (->holds) may wait for a record it knows is being written before
- * it lets the merge go on (that record then comes out late, flagged). */
-uint64_t rdt_reader_window(const struct rdt_reader *r);
-uint64_t rdt_reader_stall_limit(const struct rdt_reader *r);
+
+/* ---- the horizon interface (struct rdt_pass), source side ----------------- */
+
+/* A live stream that read empty at @drained_at may stay unread in this
+ * pass while the merge has not waited since and less than skip_ns (a 16th
+ * of the reorder window, at most 1 ms) has passed: a record it misses is
+ * read long before anything newer can be emitted ahead of it, and the emit
+ * loop stops paying a read() per CPU for every event it hands out. */
+static inline bool rdt_pass_may_skip(const struct rdt_pass *p,
+				     uint64_t drained_at)
+{
+	return !p->polled && !p->stopping && p->now >= drained_at &&
+	       p->now - drained_at < p->skip_ns;
+}
+
+/* The horizon of a stream read to its end at pass clock @at: what comes
+ * later is later than @at less the reorder window. */
+static inline uint64_t rdt_pass_drained_horizon(const struct rdt_pass *p,
+						uint64_t at)
+{
+	return at > p->window_ns ? at - p->window_ns : 0;
+}
+
+/* clock_align.c: clock(host) - clock(host 0) at @ts of host @h's clock */
+int64_t rdt_clock_corr(const struct rdt_clk_host *h, uint64_t ts);
+
+/* A source's stamp @ts in the reader's time base: as it is, or on the
+ * first host's realtime clock where several hosts merge (rdt_src.realtime,
+ * set as the reader starts). */
+static inline uint64_t rdt_src_ts(const struct rdt_src *s, uint64_t ts)
+{
+	if (!s->realtime)
+		return ts;
+	ts += (uint64_t)s->fh.realtime_offset_ns;
+	if (s->clk)	/* onto the first host's clock */
+		ts -= (uint64_t)rdt_clock_corr(s->clk, ts);
+	return ts;
+}
+
+/* A CPU's records are in order but for an interrupt's nesting
+ * (microseconds): a margin against that. */
+#define RDT_STREAM_MARGIN_NS 20000
+
+/* The horizon of an ordered stream whose latest record read is @raw_ts
+ * (its own clock). */
+static inline uint64_t rdt_src_stream_horizon(const struct rdt_src *s,
+					      uint64_t raw_ts)
+{
+	uint64_t ts = rdt_src_ts(s, raw_ts);
+
+	return ts > RDT_STREAM_MARGIN_NS ? ts - RDT_STREAM_MARGIN_NS : 0;
+}
 
 /* BPF: the earliest stamp of records still being written (custom_fill()) */
 void rdt_src_custom_inflight(struct rdt_src *s, uint64_t (*fn)(void *ctx));
@@ -776,7 +837,7 @@ void rdt_clock_free(struct rdt_clock *c);
 /* NULL for the reference host and hosts that keep the header offset. */
 const struct rdt_clk_host *rdt_clock_host(const struct rdt_clock *c,
 					  uint32_t host);
-int64_t rdt_clock_corr(const struct rdt_clk_host *h, uint64_t ts);
+/* int64_t rdt_clock_corr(h, ts): declared with rdt_src_ts(), its user. */
 /* The host pair that aligned @host: its reference, mean offset, error. */
 bool rdt_clock_host_info(const struct rdt_clock *c, uint32_t host,
 			 uint32_t *ref, int64_t *offset_ns, int64_t *error_ns,

@@ -79,16 +79,16 @@ struct rdt_reader {
 	char **host_names;	/* per boot: for reports and sinks */
 	struct rdt_clock *clock;	/* several hosts aligned from messages */
 	int clock_ret;
-	bool started, stopping, live;
-	/* Live: this pass's clock, read once; whether poll() ran since the
-	 * pass before (a wakeup says which stream has news) */
-	uint64_t pass_now;
-	unsigned int pass_reuse;	/* passes that reused pass_now */
+	bool started, live;
+	/* Live: what every fill is told (its clock, read once a pass, and
+	 * whether poll() ran since the pass before: a wakeup says which
+	 * stream has news) */
+	struct rdt_pass pass;
+	unsigned int pass_reuse;	/* passes that reused pass.now */
 	uint64_t horizon;	/* the least of the live sources' at the last pass */
 	/* the least horizon of the live sources that hold (rdt_src.holds):
 	 * nothing at or after it goes out but at the end or when full */
 	uint64_t hold;
-	bool polled;
 	enum rdt_time_base tb;
 	uint64_t last_ts;
 	bool have_last;
@@ -96,6 +96,8 @@ struct rdt_reader {
 	unsigned int nidle;
 	char error[RDT_ERRLEN];
 };
+
+static void pass_init(struct rdt_reader *r);
 
 RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 {
@@ -112,6 +114,7 @@ RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 		r->opts.max_buffered = 1u << 20;
 	r->hold = UINT64_MAX;
 	r->live = r->opts.follow;
+	pass_init(r);
 	rdt_names_init(&r->names);
 	return r;
 }
@@ -241,27 +244,8 @@ bool rdt_reader_live(const struct rdt_reader *r)
 	return r->live;
 }
 
-/*
- * A live stream that read empty at @drained_at may stay unread in this
- * pass while the reader has not waited since and less than a 16th of the
- * reorder window (at most 1 ms) has passed: a record it misses is read
- * long before anything newer can be emitted ahead of it, and the emit loop
- * stops paying a read() per CPU for every event it hands out.
- */
-bool rdt_reader_may_skip(const struct rdt_reader *r, uint64_t drained_at)
-{
-	uint64_t every = r->opts.reorder_window_ns / 16;
-
-	if (every > 1000000)
-		every = 1000000;
-	return !r->polled && !r->stopping && r->pass_now >= drained_at &&
-	       r->pass_now - drained_at < every;
-}
-
-static uint64_t src_ts(const struct rdt_src *s, uint64_t ts);
-
-/* Events a live reader holds before rdt_reader_ahead() lets a stream that
- * is behind wait: up to this many it still drains the relay buffers (7 x
+/* Events a live reader holds before pass_ahead() lets a stream that is
+ * behind wait: up to this many it still drains the relay buffers (7 x
  * 256 KiB a CPU by default, ~22 k events) ahead of its output, so that a
  * burst the sink cannot take at once waits in the reader, not in relay
  * buffers that would drop it.  More costs per event: draining a backlog
@@ -270,44 +254,25 @@ static uint64_t src_ts(const struct rdt_src *s, uint64_t ts);
 #define RDT_READ_AHEAD 16384
 
 /*
- * A live stream none of whose unread records is earlier than @raw_ts (its
- * own clock: a relay CPU's latest record, its stream being in order) may
- * stay unread in this pass when the heap's top is due and earlier by more
- * than 20 us: the top goes out first whatever the stream holds.  A reader
- * that fell behind then reads as it emits, about one read per CPU ahead,
- * instead of reading every CPU for each event it emits until max_buffered
- * events sat in a heap twenty levels deep (665 ns an event to drain a
- * backlog on the host, 200 ns with this; a file merge is ~60).
+ * rdt_pass.ahead: a live stream none of whose unread records is earlier
+ * than @ts may stay unread in this pass when the heap's top is due and
+ * earlier by more than RDT_STREAM_MARGIN_NS: the top goes out first
+ * whatever the stream holds.  A reader that fell behind then reads as it
+ * emits, about one read per CPU ahead, instead of reading every CPU for
+ * each event it emits until max_buffered events sat in a heap twenty
+ * levels deep (665 ns an event to drain a backlog on the host, 200 ns with
+ * this; a file merge is ~60).  It reads the heap as it is while the
+ * source pushes, not a snapshot taken at the pass's start.
  */
-/* A CPU's records are in order but for an interrupt's nesting
- * (microseconds): a margin against that. */
-#define RDT_STREAM_MARGIN_NS 20000
-
-bool rdt_reader_ahead(const struct rdt_reader *r, const struct rdt_src *s,
-		      uint64_t raw_ts)
+static bool pass_ahead(const struct rdt_pass *p, uint64_t ts)
 {
-	return !r->stopping && !r->stale &&
+	const struct rdt_reader *r = (const struct rdt_reader *)
+		((const char *)p - offsetof(struct rdt_reader, pass));
+
+	return !p->stopping && !r->stale &&
 	       r->nheap + r->nqueued >= RDT_READ_AHEAD &&
-	       r->heap[0].ts + r->opts.reorder_window_ns <= r->pass_now &&
-	       r->heap[0].ts + RDT_STREAM_MARGIN_NS < src_ts(s, raw_ts);
-}
-
-uint64_t rdt_reader_drained_horizon(const struct rdt_reader *r, uint64_t at)
-{
-	return at > r->opts.reorder_window_ns ?
-	       at - r->opts.reorder_window_ns : 0;
-}
-
-uint64_t rdt_reader_stream_horizon(const struct rdt_src *s, uint64_t raw_ts)
-{
-	uint64_t ts = src_ts(s, raw_ts);
-
-	return ts > RDT_STREAM_MARGIN_NS ? ts - RDT_STREAM_MARGIN_NS : 0;
-}
-
-uint64_t rdt_reader_window(const struct rdt_reader *r)
-{
-	return r->opts.reorder_window_ns;
+	       r->heap[0].ts + p->window_ns <= p->now &&
+	       r->heap[0].ts + RDT_STREAM_MARGIN_NS < ts;
 }
 
 /* A writer preempted between its stamp and its publish is waited for up
@@ -317,16 +282,16 @@ uint64_t rdt_reader_window(const struct rdt_reader *r)
  * that much, not for ever: its record then comes out late, flagged. */
 #define RDT_STALL_MIN_NS (1000 * 1000000ull)
 
-uint64_t rdt_reader_stall_limit(const struct rdt_reader *r)
+/* The merge's side of every fill: set once, as the options are fixed;
+ * now, polled and stopping change as the reader runs. */
+static void pass_init(struct rdt_reader *r)
 {
-	uint64_t l = 10 * r->opts.reorder_window_ns;
+	uint64_t w = r->opts.reorder_window_ns;
 
-	return l > RDT_STALL_MIN_NS ? l : RDT_STALL_MIN_NS;
-}
-
-uint64_t rdt_reader_pass_time(const struct rdt_reader *r)
-{
-	return r->pass_now;
+	r->pass.window_ns = w;
+	r->pass.skip_ns = w / 16 < 1000000 ? w / 16 : 1000000;
+	r->pass.stall_ns = 10 * w > RDT_STALL_MIN_NS ? 10 * w : RDT_STALL_MIN_NS;
+	r->pass.ahead = pass_ahead;
 }
 
 /* Sources that failed to open leave only their message behind; one that
@@ -437,16 +402,6 @@ static struct node *node_get(struct rdt_reader *r)
 	return malloc(sizeof(*n));
 }
 
-static uint64_t src_ts(const struct rdt_src *s, uint64_t ts)
-{
-	if (s->r->tb != RDT_TIME_REALTIME)
-		return ts;
-	ts += (uint64_t)s->fh.realtime_offset_ns;
-	if (s->clk)	/* onto the first host's clock */
-		ts -= (uint64_t)rdt_clock_corr(s->clk, ts);
-	return ts;
-}
-
 /* The run of (@src, @cpu), made on first use; NULL past MAX_RUNS. */
 static struct lq *find_run(struct rdt_reader *r, uint32_t src, uint32_t cpu)
 {
@@ -504,7 +459,7 @@ static int queue(struct rdt_src *s, const union rdt_record *rec, bool derived)
 		return -ENOMEM;
 	memset(&n->ev, 0, sizeof(n->ev));
 	n->ev.rec = *rec;
-	n->ev.ts = src_ts(s, rec->hdr.ts_ns);
+	n->ev.ts = rdt_src_ts(s, rec->hdr.ts_ns);
 	n->ev.src = s->idx;
 	n->ev.seq = s->seq++;
 	n->ev.flags = derived ? RDT_EVF_DERIVED : 0;
@@ -529,7 +484,7 @@ static int queue_raw(struct rdt_src *s, const void *buf, size_t want)
 	 * "rep stos") */
 	memset(&n->ev.rec, 0, sizeof(n->ev.rec));
 	memcpy(&n->ev.rec, buf, want);
-	n->ev.ts = src_ts(s, n->ev.rec.hdr.ts_ns);
+	n->ev.ts = rdt_src_ts(s, n->ev.rec.hdr.ts_ns);
 	n->ev.src = s->idx;
 	n->ev.seq = s->seq++;
 	n->ev.flags = 0;
@@ -650,7 +605,7 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 	s->st.bytes += h.size;
 	s->head = buf;
 	s->head_len = want;
-	e = (struct hent){ src_ts(s, h.ts_ns), s->seq++, s->idx, h.cpu, NULL };
+	e = (struct hent){ rdt_src_ts(s, h.ts_ns), s->seq++, s->idx, h.cpu, NULL };
 	if (heap_push(s->r, &e) < 0) {
 		rdt_src_set_error(s, "%s: out of memory", s->name);
 		return -ENOMEM;
@@ -726,7 +681,7 @@ const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r)
  * The first pass of a merge of several hosts' files: each file's rxe
  * packets, read from it in the order written (rdt_xpairs_add_file()), on
  * its header's realtime clock into one collector; then the estimate,
- * whose per-host correction src_ts() applies.  Live sources are one host.
+ * whose per-host correction rdt_src_ts() applies.  Live sources are one host.
  */
 static void align_clocks(struct rdt_reader *r)
 {
@@ -800,6 +755,8 @@ static void start(struct rdt_reader *r)
 	 * from the messages between the hosts where they were traced. */
 	if (r->nboot > 1) {
 		r->tb = RDT_TIME_REALTIME;
+		for (unsigned int i = 0; i < r->nsrc; i++)
+			r->srcs[i]->realtime = true;
 		name_hosts(r);
 		if (r->opts.clock_align == RDT_CLOCK_ALIGN_AUTO)
 			align_clocks(r);
@@ -824,7 +781,7 @@ static bool src_active(const struct rdt_src *s)
 
 static inline int fill_src(struct rdt_src *s)
 {
-	int ret = s->ops->fill(s);
+	int ret = s->ops->fill(s, &s->r->pass);
 
 	if (ret < 0 && !s->failed)
 		rdt_src_set_error(s, "%s: %s", s->name, strerror(-ret));
@@ -846,7 +803,7 @@ static bool fill_windowed(struct rdt_reader *r)
 		if (!s->windowed || !src_active(s))
 			continue;
 		if (r->nheap && s->watermark != UINT64_MAX &&
-		    src_ts(s, s->watermark) >=
+		    rdt_src_ts(s, s->watermark) >=
 		    r->heap[0].ts + r->opts.reorder_window_ns)
 			continue;
 		fill_src(s);
@@ -864,7 +821,7 @@ static void finish_live(struct rdt_reader *r)
 			continue;
 		fill_src(s);
 		if (s->ops->finish)
-			s->ops->finish(s);
+			s->ops->finish(s, &r->pass);
 		s->eof = true;
 	}
 }
@@ -961,8 +918,8 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 	 * due and no source can still hold anything earlier (a fill call per
 	 * source and a check per relay CPU for each event were half the cost
 	 * of following a backlog). */
-	if (r->nheap && r->heap[0].ts < r->horizon && !r->stopping &&
-	    r->heap[0].ts + r->opts.reorder_window_ns <= r->pass_now) {
+	if (r->nheap && r->heap[0].ts < r->horizon && !r->pass.stopping &&
+	    r->heap[0].ts + r->opts.reorder_window_ns <= r->pass.now) {
 		emit(r, ev);
 		return 1;
 	}
@@ -973,14 +930,14 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		/* The clock once per pass; while the top is due anyway (a
 		 * backlog) a pass may reuse the last reading, up to 64 of
 		 * them: a clock_gettime per event was ~12 % of it. */
-		if (r->live && (r->polled || ++r->pass_reuse >= 64 || !r->nheap ||
+		if (r->live && (r->pass.polled || ++r->pass_reuse >= 64 || !r->nheap ||
 				r->stale ||
 				r->heap[0].ts + r->opts.reorder_window_ns >
-				r->pass_now)) {
-			r->pass_now = rdt_now_mono();
+				r->pass.now)) {
+			r->pass.now = rdt_now_mono();
 			r->pass_reuse = 0;
 		}
-		if (r->stopping)
+		if (r->pass.stopping)
 			finish_live(r);
 		for (unsigned int i = 0; i < r->nsrc; i++) {
 			struct rdt_src *s = r->srcs[i];
@@ -1014,9 +971,9 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			continue;
 		r->refill = NULL;
 		r->primed = true;
-		r->polled = false;
+		r->pass.polled = false;
 		if (r->nheap) {
-			if (!any_live || r->stopping ||
+			if (!any_live || r->pass.stopping ||
 			    r->nheap + r->nqueued >= r->opts.max_buffered) {
 				emit(r, ev);
 				return 1;
@@ -1024,7 +981,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			/* Due, and no source that knows its writers can
 			 * still hand over anything earlier. */
 			if (r->heap[0].ts + r->opts.reorder_window_ns <=
-			    r->pass_now && r->heap[0].ts < r->hold) {
+			    r->pass.now && r->heap[0].ts < r->hold) {
 				emit(r, ev);
 				return 1;
 			}
@@ -1069,7 +1026,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 							pfd + n, 512 - n);
 			/* relay wakes poll only on a sub-buffer switch: the
 			 * timeout is what makes partial buffers appear. */
-			r->polled = true;
+			r->pass.polled = true;
 			/* Nothing to hand out now: what the sinks hold goes
 			 * to their files before the wait. */
 			if (wait > 0)
@@ -1103,7 +1060,7 @@ void rdt_reader_del_idle(struct rdt_reader *r, void *arg)
 
 RDT_EXPORT void rdt_reader_stop(struct rdt_reader *r)
 {
-	r->stopping = true;
+	r->pass.stopping = true;
 }
 
 RDT_EXPORT unsigned int rdt_reader_nsources(const struct rdt_reader *r)

@@ -368,10 +368,9 @@ static void sample(struct ctr_priv *p)
 		free_list(devs, ndev, rootfd);
 }
 
-static int ctr_fill(struct rdt_src *s)
+static int ctr_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct ctr_priv *p = s->priv;
-	uint64_t now;
 
 	if (!s->live) {
 		/* One-shot: what moved between the add and the read. */
@@ -387,7 +386,7 @@ static int ctr_fill(struct rdt_src *s)
 		/* The timer is there to wake poll(); before it is due there
 		 * is nothing to read (a read per pass was a syscall per event
 		 * while following a backlog). */
-		if (rdt_reader_pass_time(s->r) < p->due)
+		if (pass->now < p->due)
 			return 0;
 		if (read(p->tfd, &fired, sizeof(fired)) == sizeof(fired) &&
 		    fired) {
@@ -397,8 +396,7 @@ static int ctr_fill(struct rdt_src *s)
 		return 0;
 	}
 	/* The pass's clock may be a reading older than our last sample. */
-	now = rdt_reader_pass_time(s->r);
-	if (now >= p->last && now - p->last >= p->period_ns)
+	if (pass->now >= p->last && pass->now - p->last >= p->period_ns)
 		sample(p);
 	return 0;
 }
@@ -416,10 +414,11 @@ static int ctr_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
 }
 
 /* The end of a live run: the last sample, and the count of bad files. */
-static void ctr_finish(struct rdt_src *s)
+static void ctr_finish(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct ctr_priv *p = s->priv;
 
+	(void)pass;
 	sample(p);
 	if (p->nbad && !p->said_summary) {
 		p->said_summary = true;

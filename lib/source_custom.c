@@ -140,17 +140,16 @@ static void check_dropped(struct rdt_src *s, struct custom_priv *p, bool now)
  * stall limit; one longer than that (a communicator's init) comes out
  * late, flagged.
  */
-static uint64_t custom_horizon(struct rdt_src *s, uint64_t infl)
+static uint64_t custom_horizon(const struct rdt_pass *pass, uint64_t infl)
 {
-	uint64_t now = rdt_reader_pass_time(s->r);
-	uint64_t h = rdt_reader_drained_horizon(s->r, now);
+	uint64_t h = rdt_pass_drained_horizon(pass, pass->now);
 
-	if (infl < h && now - infl <= rdt_reader_stall_limit(s->r))
+	if (infl < h && pass->now - infl <= pass->stall_ns)
 		h = infl;
 	return h;
 }
 
-static int custom_fill(struct rdt_src *s)
+static int custom_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct custom_priv *p = s->priv;
 	/* before the consume: rdt_bpf_inflight_min() says why */
@@ -165,7 +164,7 @@ static int custom_fill(struct rdt_src *s)
 	if (!s->live)
 		s->eof = true;
 	else	/* consume() delivers every available record */
-		s->horizon = custom_horizon(s, infl);
+		s->horizon = custom_horizon(pass, infl);
 	return 0;
 }
 
@@ -182,8 +181,9 @@ static int custom_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
 	return 1;
 }
 
-static void custom_finish(struct rdt_src *s)
+static void custom_finish(struct rdt_src *s, const struct rdt_pass *pass)
 {
+	(void)pass;
 	check_dropped(s, s->priv, true);
 }
 

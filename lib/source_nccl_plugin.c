@@ -104,6 +104,7 @@ struct np_priv {
 	int		watch;		/* DIR watched (np_stale.h), -1: not */
 	/* this fill's clock, read before any ring's wip_ts (ring_hold()) */
 	uint64_t	t0;
+	const struct rdt_pass *pass;	/* this fill's (ring_hold()) */
 	bool		stall_said;	/* a writer not waited for: said once */
 	unsigned char	buf[CHUNK * RDT_NP_SLOT];
 };
@@ -575,9 +576,9 @@ static void ring_hold(struct np_priv *p, struct np_proc *pr, uint32_t i,
 	uint64_t h = p->t0;
 
 	if (pr->layout < RDT_NP_LAYOUT_WIP) {
-		h = rdt_reader_drained_horizon(s->r, p->t0);
+		h = rdt_pass_drained_horizon(p->pass, p->t0);
 	} else if (wip && wip < h) {
-		if (h - wip <= rdt_reader_stall_limit(s->r)) {
+		if (h - wip <= p->pass->stall_ns) {
 			h = wip;
 		} else if (!p->stall_said) {
 			p->stall_said = true;
@@ -742,23 +743,24 @@ static bool proc_gone(const struct np_proc *pr)
 /* How often a live reader looks for new processes: what it holds back is
  * no later than its last look (np_fill()), so at most a quarter of the
  * window behind, never what delays the stream. */
-static uint64_t rescan_ns(const struct np_priv *p)
+static uint64_t rescan_ns(const struct rdt_pass *pass)
 {
-	uint64_t w = rdt_reader_window(p->s->r) / 4;
+	uint64_t w = pass->window_ns / 4;
 
 	return w < RESCAN_NS ? w : RESCAN_NS;
 }
 
-static int np_fill(struct rdt_src *s)
+static int np_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct np_priv *p = s->priv;
 	uint64_t hold, now;
 
+	p->pass = pass;
 	/* The pass's clock (maybe a reading some passes old) is enough to
 	 * tell when to look again. */
-	now = rdt_reader_pass_time(s->r);
+	now = pass->now;
 	if (!p->scanned || (s->live && now >= p->last_scan &&
-			    now - p->last_scan >= rescan_ns(p)))
+			    now - p->last_scan >= rescan_ns(pass)))
 		scan(p);
 	/* A process whose file the last scan did not find made it after
 	 * that scan began, and stamps its records later still. */
@@ -808,10 +810,11 @@ static int np_fill(struct rdt_src *s)
 	return 0;
 }
 
-static void np_finish(struct rdt_src *s)
+static void np_finish(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct np_priv *p = s->priv;
 
+	p->pass = pass;
 	for (struct np_proc *pr = p->procs; pr; pr = pr->next)
 		if (!pr->gone)
 			drain(p, pr);

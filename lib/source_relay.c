@@ -226,7 +226,7 @@ static void corrupt_at(struct rdt_src *s, struct relay_cpu *c,
 }
 
 static int read_cpu(struct rdt_src *s, struct relay_priv *p,
-		    struct relay_cpu *c, bool *got)
+		    struct relay_cpu *c, const struct rdt_pass *pass, bool *got)
 {
 	size_t pos = 0, want, skip;
 	const char *why;
@@ -235,7 +235,7 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 
 	n = read(c->fd, c->buf + c->len, CPU_BUF - c->len);
 	c->drained = n < (ssize_t)(CPU_BUF - c->len);
-	c->drained_at = rdt_reader_pass_time(s->r);
+	c->drained_at = pass->now;
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
@@ -338,7 +338,8 @@ static void account_dropped(struct rdt_src *s, struct relay_priv *p,
  * streams advance together and the reader holds about one read per CPU
  * plus its reorder window, however long the capture.
  */
-static int saved_fill(struct rdt_src *s, struct relay_priv *p)
+static int saved_fill(struct rdt_src *s, struct relay_priv *p,
+		      const struct rdt_pass *pass)
 {
 	struct relay_cpu *lag = NULL;
 	uint64_t wm = UINT64_MAX, end = 0;
@@ -350,7 +351,7 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p)
 		    (!lag || p->cpus[i].last_ts < lag->last_ts))
 			lag = &p->cpus[i];
 	if (lag) {
-		ret = read_cpu(s, p, lag, &got);
+		ret = read_cpu(s, p, lag, pass, &got);
 		if (ret < 0) {
 			if (!s->failed)
 				rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
@@ -381,26 +382,27 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p)
 
 /* A live source's horizon: each CPU's stream is in order, read to its end
  * or up to its latest record. */
-static void relay_horizon(struct rdt_src *s, struct relay_priv *p)
+static void relay_horizon(struct rdt_src *s, struct relay_priv *p,
+			  const struct rdt_pass *pass)
 {
-	uint64_t h = rdt_reader_drained_horizon(s->r,
-						rdt_reader_pass_time(s->r));
+	uint64_t h = rdt_pass_drained_horizon(pass, pass->now);
 
 	for (unsigned int i = 0; i < p->ncpus; i++) {
 		const struct relay_cpu *c = &p->cpus[i];
 		uint64_t ch;
 
 		if (c->drained)
-			ch = rdt_reader_drained_horizon(s->r, c->drained_at);
+			ch = rdt_pass_drained_horizon(pass, c->drained_at);
 		else
-			ch = c->last_ts ? rdt_reader_stream_horizon(s, c->last_ts) : 0;
+			ch = c->last_ts ? rdt_src_stream_horizon(s, c->last_ts) : 0;
 		if (ch < h)
 			h = ch;
 	}
 	s->horizon = h;
 }
 
-static int relay_fill_pass(struct rdt_src *s, bool force)
+static int relay_fill_pass(struct rdt_src *s, const struct rdt_pass *pass,
+			   bool force)
 {
 	struct relay_priv *p = s->priv;
 	unsigned int passes = 0;
@@ -408,12 +410,12 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	int ret;
 
 	if (s->windowed)
-		return saved_fill(s, p);
+		return saved_fill(s, p, pass);
 
 	/* No files yet: the module makes them when tracing is switched
 	 * on, which the caller may do right after opening this source. */
 	if (s->live && (!p->ncpus ||
-			rdt_reader_pass_time(s->r) > p->last_scan + 1000000000ull))
+			pass->now > p->last_scan + 1000000000ull))
 		scan(s, p);
 	do {
 		got = false;
@@ -422,14 +424,14 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 			bool g = false;
 
 			if (s->live && !force && c->drained &&
-			    rdt_reader_may_skip(s->r, c->drained_at))
+			    rdt_pass_may_skip(pass, c->drained_at))
 				continue;
 			/* Behind: what it has not read is later than the
 			 * records the reader is handing out now. */
 			if (s->live && !force && !c->drained &&
-			    rdt_reader_ahead(s->r, s, c->last_ts))
+			    pass->ahead(pass, rdt_src_ts(s, c->last_ts)))
 				continue;
-			ret = read_cpu(s, p, c, &g);
+			ret = read_cpu(s, p, c, pass, &g);
 			if (ret < 0) {
 				if (!s->failed)
 					rdt_src_set_error(s, "%s/trace%u: %s", p->dir,
@@ -441,7 +443,7 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 		}
 	} while (got && (!s->live || (force && ++passes < FORCE_PASSES)));
 	if (s->live)
-		relay_horizon(s, p);
+		relay_horizon(s, p, pass);
 	if (!s->live) {
 		count_leftover(s, p);
 		s->eof = true;
@@ -449,9 +451,9 @@ static int relay_fill_pass(struct rdt_src *s, bool force)
 	return force && got;	/* 1: stopped at FORCE_PASSES, not drained */
 }
 
-static int relay_fill(struct rdt_src *s)
+static int relay_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
-	return relay_fill_pass(s, false);
+	return relay_fill_pass(s, pass, false);
 }
 
 static int relay_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
@@ -467,13 +469,13 @@ static int relay_pollfds(struct rdt_src *s, struct pollfd *pfd, int max)
 	return n;
 }
 
-static void relay_finish(struct rdt_src *s)
+static void relay_finish(struct rdt_src *s, const struct rdt_pass *pass)
 {
 	struct relay_priv *p = s->priv;
 
 	/* Every record written before the stop, then the loss after the
 	 * last sub-buffer switch. */
-	if (relay_fill_pass(s, true) == 0)
+	if (relay_fill_pass(s, pass, true) == 0)
 		count_leftover(s, p);
 	account_dropped(s, p, rdt_now_mono());
 }
