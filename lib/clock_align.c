@@ -278,60 +278,25 @@ void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
 }
 
 /*
- * A file's rxe packets, read straight from it: records in the order
- * written, each on @realtime_offset + its stamp (a single file's reader
- * hands them out so).  An unknown type is skipped; a bad record ends the
- * pass over this file (the merge reports it when it reaches it).  The
- * merge's first pass, with no reader of its own per file.
+ * A file's rxe packets, as its source hands its records over again
+ * (rdt_src_ops.rescan): in the order written, each on @realtime_offset +
+ * its stamp (a single file's reader hands them out so).  An unknown type
+ * is skipped; a bad record ends the pass over this file (the merge reports
+ * it when it reaches it).
  */
-int rdt_xpairs_add_file(struct rdt_xpairs *p, uint32_t host, const char *path,
-			uint32_t hdr_size, int64_t realtime_offset)
+int rdt_xpairs_add_raw(struct rdt_xpairs *p, uint32_t host,
+		       int64_t realtime_offset, const void *raw, size_t len)
 {
-	size_t cap = 1 << 20, len = 0, n;
 	union rdt_record rec;
-	bool end = false;
-	char *buf;
-	FILE *f;
+	size_t used;
+	enum rdt_decode_result d = rdt_decode(raw, len, &rec, &used, NULL);
 
-	if (!strcmp(path, "-"))
-		return -ESPIPE;		/* standard input is read once */
-	f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf || fseek(f, hdr_size, SEEK_SET)) {
-		free(buf);
-		fclose(f);
-		return buf ? -EIO : -ENOMEM;
-	}
-	while (!end) {
-		size_t off = 0, used;
-
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		end = n == 0;
-		for (;;) {
-			enum rdt_decode_result d = rdt_decode(buf + off, len - off,
-							      &rec, &used, NULL);
-
-			if (d == RDT_DEC_NEED_MORE)
-				break;
-			if (d != RDT_DEC_OK && d != RDT_DEC_UNKNOWN) {
-				end = true;
-				break;
-			}
-			if (d == RDT_DEC_OK &&
-			    (rec.hdr.type == RDT_EV_RXE_XMIT ||
-			     rec.hdr.type == RDT_EV_RXE_RCV))
-				rdt_xpairs_add(p, host, rec.hdr.ts_ns +
-					       (uint64_t)realtime_offset, &rec);
-			off += used;
-		}
-		memmove(buf, buf + off, len - off);
-		len -= off;
-	}
-	free(buf);
-	fclose(f);
+	if (d != RDT_DEC_OK && d != RDT_DEC_UNKNOWN)
+		return -EBADMSG;
+	if (d == RDT_DEC_OK && (rec.hdr.type == RDT_EV_RXE_XMIT ||
+				rec.hdr.type == RDT_EV_RXE_RCV))
+		rdt_xpairs_add(p, host, rec.hdr.ts_ns + (uint64_t)realtime_offset,
+			       &rec);
 	return 0;
 }
 

@@ -16,6 +16,9 @@
 
 struct rdt_src;
 
+/* A record's bytes (@len: its hdr.size) to a consumer: < 0 stops. */
+typedef int (*rdt_rec_fn)(void *ctx, const void *rec, size_t len);
+
 /*
  * The merge's side of a source's fill, read-only: its horizon interface.
  * A live source learns from it the pass's clock and the merge's limits,
@@ -48,6 +51,9 @@ struct rdt_src_ops {
 	 * blocking, guided by @p.  Returns 0, or -errno with src->error set;
 	 * sets src->eof at the end. */
 	int	(*fill)(struct rdt_src *s, const struct rdt_pass *p);
+	/* Files: every record again from the first, to @fn, without moving
+	 * the stream (clock alignment's first pass): 0 or -errno. */
+	int	(*rescan)(struct rdt_src *s, rdt_rec_fn fn, void *ctx);
 	/* Add pollfds for live waiting; returns how many. */
 	int	(*pollfds)(struct rdt_src *s, struct pollfd *p, int max);
 	/* Live sources: last chance to read and to account drops before
@@ -816,10 +822,11 @@ void rdt_xpairs_add(struct rdt_xpairs *p, uint32_t host, uint64_t ts,
 typedef void (*rdt_xpair_fn)(void *ctx, uint32_t send_host,
 			     uint32_t recv_host, uint64_t t_send,
 			     uint64_t t_recv);
-/* Every RXE_XMIT and RXE_RCV of a trace file (its records from @hdr_size
- * on), each at @realtime_offset + its stamp: 0 or -errno. */
-int rdt_xpairs_add_file(struct rdt_xpairs *p, uint32_t host, const char *path,
-			uint32_t hdr_size, int64_t realtime_offset);
+/* One raw record of host @host's file (@len bytes), at @realtime_offset +
+ * its stamp: kept if RXE_XMIT or RXE_RCV.  < 0 for a record rdt_decode()
+ * refuses: the rest of that file is left alone. */
+int rdt_xpairs_add_raw(struct rdt_xpairs *p, uint32_t host,
+		       int64_t realtime_offset, const void *rec, size_t len);
 /* Every (earliest send, earliest receive) pair of a key on two hosts. */
 void rdt_xpairs_join(struct rdt_xpairs *p, rdt_xpair_fn fn, void *ctx);
 uint64_t rdt_xpairs_sampling(const struct rdt_xpairs *p);	/* M */

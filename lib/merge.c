@@ -679,10 +679,24 @@ const struct rdt_clock *rdt_reader_clock(const struct rdt_reader *r)
 
 /*
  * The first pass of a merge of several hosts' files: each file's rxe
- * packets, read from it in the order written (rdt_xpairs_add_file()), on
+ * packets, as its source hands its records over again (ops->rescan(),
+ * rdt_xpairs_add_raw()) in the order written, on
  * its header's realtime clock into one collector; then the estimate,
  * whose per-host correction rdt_src_ts() applies.  Live sources are one host.
  */
+struct xpairs_ctx {
+	struct rdt_xpairs *x;
+	uint32_t host;
+	int64_t realtime_offset;
+};
+
+static int xpairs_add(void *ctx, const void *rec, size_t len)
+{
+	struct xpairs_ctx *c = ctx;
+
+	return rdt_xpairs_add_raw(c->x, c->host, c->realtime_offset, rec, len);
+}
+
 static void align_clocks(struct rdt_reader *r)
 {
 	struct rdt_xpairs *x;
@@ -696,10 +710,10 @@ static void align_clocks(struct rdt_reader *r)
 		return;
 	}
 	for (unsigned int i = 0; i < r->nsrc && !ret; i++) {
-		const struct rdt_src *s = r->srcs[i];
+		struct rdt_src *s = r->srcs[i];
+		struct xpairs_ctx c = { x, s->host, s->fh.realtime_offset_ns };
 
-		if (rdt_xpairs_add_file(x, s->host, s->name, s->fh.hdr_size,
-					s->fh.realtime_offset_ns) < 0)
+		if (!s->ops->rescan || s->ops->rescan(s, xpairs_add, &c) < 0)
 			ret = -EIO;
 	}
 	if (!ret) {

@@ -16,8 +16,13 @@
 #define BUF_SZ (256 * 1024)
 #define BUF_MIN (68 * 1024)
 
-struct file_priv {
+/* A file's records, cut from large reads: the stream's (stdio, which
+ * read the header) or a second look's (pread() from @rd_off, which moves
+ * neither the stream's position nor its buffer). */
+struct file_buf {
 	FILE *f;
+	int fd;			/* >= 0: pread() from @rd_off, not @f */
+	uint64_t rd_off;
 	unsigned char *buf;
 	size_t cap;		/* size of buf */
 	size_t len, pos;	/* valid bytes in buf, next record in buf */
@@ -25,66 +30,125 @@ struct file_priv {
 	bool at_eof;
 };
 
-static int refill(struct file_priv *p)
+struct file_priv {
+	struct file_buf b;
+};
+
+static int refill(struct file_buf *b)
 {
 	size_t n;
 
-	memmove(p->buf, p->buf + p->pos, p->len - p->pos);
-	p->len -= p->pos;
-	p->pos = 0;
-	n = fread(p->buf + p->len, 1, p->cap - p->len, p->f);
-	p->len += n;
-	if (n == 0) {
-		if (ferror(p->f))
+	memmove(b->buf, b->buf + b->pos, b->len - b->pos);
+	b->len -= b->pos;
+	b->pos = 0;
+	if (b->fd >= 0) {
+		ssize_t r = pread(b->fd, b->buf + b->len, b->cap - b->len,
+				  (off_t)b->rd_off);
+
+		if (r < 0)
+			return -errno;
+		n = (size_t)r;
+		b->rd_off += n;
+	} else {
+		n = fread(b->buf + b->len, 1, b->cap - b->len, b->f);
+		if (n == 0 && ferror(b->f))
 			return -EIO;
-		p->at_eof = true;
 	}
+	b->len += n;
+	if (n == 0)
+		b->at_eof = true;
 	return 0;
+}
+
+/*
+ * The record at b->pos, its header in @h: 1 with all h->size bytes in buf,
+ * or with a header that is not a record's (bad magic, a size below the
+ * header's: for the caller to name); 0 at the file's end; -EBADMSG for a
+ * record the file ends inside; or -errno for a read error.
+ */
+static int next_record(struct file_buf *b, struct rdt_hdr *h)
+{
+	int ret;
+
+	for (;;) {
+		size_t avail = b->len - b->pos;
+
+		if (avail >= sizeof(*h)) {
+			memcpy(h, b->buf + b->pos, sizeof(*h));
+			/* Sizes above the buffer are impossible for this ABI
+			 * (u16, under BUF_MIN): a refill always makes room. */
+			if (h->magic == RDT_REC_MAGIC && h->size <= avail)
+				return 1;
+			if (h->magic != RDT_REC_MAGIC || h->size < sizeof(*h))
+				return 1;
+		}
+		if (b->at_eof)
+			return avail ? -EBADMSG : 0;
+		if ((ret = refill(b)) < 0)
+			return ret;
+	}
 }
 
 static int file_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
-	struct file_priv *p = s->priv;
+	struct file_buf *b = &((struct file_priv *)s->priv)->b;
 	struct rdt_hdr h;
 	int ret;
 
 	(void)pass;	/* a file is in order: it reads on, whatever the pass */
-	for (;;) {
-		size_t avail = p->len - p->pos;
-
-		if (avail >= sizeof(h)) {
-			memcpy(&h, p->buf + p->pos, sizeof(h));
-			/* Sizes above the buffer are impossible for this ABI;
-			 * reject here rather than wait for bytes forever. */
-			if (h.magic == RDT_REC_MAGIC && h.size <= avail)
-				break;
-			if (h.magic != RDT_REC_MAGIC || h.size < sizeof(h))
-				break;	/* rdt_src_push names the corruption */
-		}
-		if (p->at_eof) {
-			if (!avail) {
-				s->eof = true;
-				return 0;
-			}
-			rdt_src_set_error(s, "%s: truncated record at offset %llu "
-					  "(%zu bytes left, file ends)", s->name,
-					  (unsigned long long)p->off, avail);
-			return -EBADMSG;
-		}
-		if ((ret = refill(p)) < 0) {
-			rdt_src_set_error(s, "%s: read error: %s", s->name,
-					  strerror(-ret));
-			return ret;
-		}
+	ret = next_record(b, &h);
+	if (ret == 0) {
+		s->eof = true;
+		return 0;
+	}
+	if (ret == -EBADMSG) {
+		rdt_src_set_error(s, "%s: truncated record at offset %llu "
+				  "(%zu bytes left, file ends)", s->name,
+				  (unsigned long long)b->off, b->len - b->pos);
+		return ret;
+	}
+	if (ret < 0) {
+		rdt_src_set_error(s, "%s: read error: %s", s->name,
+				  strerror(-ret));
+		return ret;
 	}
 	/* The record stays in buf as the stream's head: the next refill()
-	 * (which moves buf) comes only with the next fill, after its emit. */
-	ret = rdt_src_push_head(s, p->buf + p->pos, p->len - p->pos, p->off);
+	 * (which moves buf) comes only with the next fill, after its emit.
+	 * A header that is not a record's: rdt_src_push names it. */
+	ret = rdt_src_push_head(s, b->buf + b->pos, b->len - b->pos, b->off);
 	if (ret < 0)
 		return ret;
-	p->pos += h.size;
-	p->off += h.size;
+	b->pos += h.size;
+	b->off += h.size;
 	return 0;
+}
+
+/*
+ * Every record again, from the first, through the file already open:
+ * clock alignment's look before the merge, which must not open the path
+ * again (it may name another file by now, or a FIFO that never ends).
+ * Stops, with 0, at the first header that is not a record's or a record
+ * the file ends inside (the merge names those when it gets there), and
+ * where @fn returns < 0.  Standard input and pipes cannot be read twice:
+ * -ESPIPE.
+ */
+static int file_rescan(struct rdt_src *s, rdt_rec_fn fn, void *ctx)
+{
+	const struct file_buf *sb = &((struct file_priv *)s->priv)->b;
+	struct file_buf b = { .fd = fileno(sb->f), .rd_off = s->fh.hdr_size,
+			      .cap = sb->cap, .off = s->fh.hdr_size };
+	struct rdt_hdr h;
+	int ret;
+
+	if (!(b.buf = malloc(b.cap)))
+		return -ENOMEM;
+	while ((ret = next_record(&b, &h)) == 1 && h.magic == RDT_REC_MAGIC &&
+	       h.size >= sizeof(h) && fn(ctx, b.buf + b.pos, h.size) >= 0) {
+		b.pos += h.size;
+		b.off += h.size;
+	}
+	free(b.buf);
+	return ret < 0 && ret != -EBADMSG ? ret : 0;
 }
 
 static void file_close(struct rdt_src *s)
@@ -93,15 +157,16 @@ static void file_close(struct rdt_src *s)
 
 	if (!p)
 		return;
-	if (p->f)
-		fclose(p->f);
-	free(p->buf);
+	if (p->b.f)
+		fclose(p->b.f);
+	free(p->b.buf);
 	free(p);
 	s->priv = NULL;
 }
 
 static const struct rdt_src_ops file_ops = {
 	.fill = file_fill,
+	.rescan = file_rescan,
 	.close = file_close,
 };
 
@@ -162,25 +227,26 @@ static int src_file_open(struct rdt_src *s, const char *path)
 		return -ENOMEM;
 	s->priv = p;
 	s->ops = &file_ops;
-	p->f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
-	if (!p->f) {
+	p->b.fd = -1;
+	p->b.f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
+	if (!p->b.f) {
 		int e = errno;
 
 		rdt_src_set_error(s, "%s: cannot open trace file: %s", path,
 				  strerror(e));
 		return -e;
 	}
-	p->cap = BUF_SZ;
-	if (!fstat(fileno(p->f), &st) && S_ISREG(st.st_mode) &&
+	p->b.cap = BUF_SZ;
+	if (!fstat(fileno(p->b.f), &st) && S_ISREG(st.st_mode) &&
 	    st.st_size < BUF_SZ)
-		p->cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
-	p->buf = malloc(p->cap);
-	if (!p->buf)
+		p->b.cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
+	p->b.buf = malloc(p->b.cap);
+	if (!p->b.buf)
 		return -ENOMEM;
-	ret = rdt_src_read_file_hdr(s, p->f, path);
+	ret = rdt_src_read_file_hdr(s, p->b.f, path);
 	if (ret < 0)
 		return ret;
-	p->off = s->fh.hdr_size;
+	p->b.off = s->fh.hdr_size;
 	return 0;
 }
 
