@@ -18,7 +18,7 @@ D=${TMPDIR:-/tmp}
 W=$(mktemp -d "${RDT_BENCH_TMP:-$D}/rdt-merge.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 mkdir -p "$B/bench"
-cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$B/lib/include" -o "$GEN" "$ROOT/tests/lib/rdt-gen.c"
+cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$ROOT/include" -o "$GEN" "$ROOT/tests/lib/rdt-gen.c"
 for n in "$@"; do
 	rm -f "$W"/h.*
 	"$GEN" -M "$n" -Y ring -S 1000000 -m "$MSGS" -s 20000 "$W/h" >/dev/null

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/types.h>
-#include "rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 static void hdr(struct rdt_hdr *h, unsigned int type, size_t size, uint64_t ts,
 		unsigned int cpu)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
-#include "rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 int main(int argc, char **argv)
 {

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "kmod/uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 #include "rdt_bpf_int.h"
 
 static const struct {

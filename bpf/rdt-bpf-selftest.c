@@ -22,7 +22,7 @@
 #include <arpa/inet.h>
 
 #include "rdt_bpf.h"
-#include "kmod/uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 static volatile sig_atomic_t stop;
 

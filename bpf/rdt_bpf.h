@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * librdtbpf: loads bpf/'s CO-RE programs and hands their records, in the
- * wire format of kmod/uapi/rdmatrace.h (source RDT_SRC_BPF), to the caller.
+ * wire format of include/rdmatrace/wire.h (source RDT_SRC_BPF), to the caller.
  * All sources write into one BPF ring buffer, so one pollable fd serves
  * them all.  Link: build/bpf/librdtbpf.a -lbpf -lelf -lz.  Needs root
  * (CAP_BPF + CAP_PERFMON + CAP_SYS_ADMIN for uprobes).

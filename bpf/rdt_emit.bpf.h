@@ -8,7 +8,7 @@
 #ifndef RDT_EMIT_BPF_H
 #define RDT_EMIT_BPF_H
 
-#include "../kmod/uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 #define RDT_RB_BYTES	(4 << 20)
 

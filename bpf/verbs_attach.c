@@ -28,7 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kmod/uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 #include "rdt_bpf_int.h"
 #include "verbs.skel.h"
 #include "verbs_cookies.h"

@@ -124,7 +124,7 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
  *   place (relay zeroes the buffer, and zeroes are no record).
  *
  * The reader drops headers it has seen or whose seq is lower, and the
- * records relay gives it twice (see the uapi header).
+ * records relay gives it twice (see <rdmatrace/wire.h>).
  */
 static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 			    RDT_SUBBUF_START_PREV)

@@ -28,7 +28,7 @@
 int rdt_tp_reg(void);
 void rdt_tp_unreg(void);
 
-#include "uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 /* A QP state rdmatrace does not know (wrap.c) */
 #define RDT_QPS_UNKNOWN		0xff

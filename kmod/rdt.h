@@ -24,7 +24,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "compat.h"
-#include "uapi/rdmatrace.h"
+#include <rdmatrace/wire.h>
 
 #define RDT_VERSION		"0.1.0"
 

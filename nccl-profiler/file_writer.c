@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * RDMATRACE_FILE=PATH: a background thread is the rings' consumer and
- * writes a trace file (kmod/uapi/rdmatrace.h: rdt_file_hdr, metadata,
+ * writes a trace file (include/rdmatrace/wire.h: rdt_file_hdr, metadata,
  * records) that rdmatrace-dump -i reads.  A file is one ordered stream, so
  * records are held back for a window and written in timestamp order; a
  * record committed later than the window is written late (out of order),

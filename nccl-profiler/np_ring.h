@@ -9,7 +9,7 @@
  * producer at a time (the thread that claimed it by CAS on owner) and one
  * consumer (the reader holding flock() on the file), so head and tail are
  * plain acquire/release counters: no lock, no system call on either side.
- * A slot holds one wire record (kmod/uapi/rdmatrace.h), hdr.size bytes.
+ * A slot holds one wire record (include/rdmatrace/wire.h), hdr.size bytes.
  * A full ring drops the record and counts it in dropped; a thread that
  * found no free ring counts in noring_dropped.  The reader treats every
  * byte here as untrusted (another process wrote it).

@@ -382,7 +382,7 @@ def replace_region(text, what, lines, path, optional=False):
 
 def outputs(s, root, uapi):
     res = {}
-    up = "kmod/uapi/rdmatrace.h"
+    up = "include/rdmatrace/wire.h"
     t = replace_region(uapi, "enum rdt_type", gen_enum(s), up)
     for n, L in s.structs.items():
         t = replace_region(t, f"struct {n}", gen_struct(L, n), up)
@@ -412,7 +412,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     try:
-        with open(os.path.join(a.root, "kmod/uapi/rdmatrace.h")) as fh:
+        with open(os.path.join(a.root, "include/rdmatrace/wire.h")) as fh:
             uapi = fh.read()
         recs = load(os.path.join(a.root, "schema/records.py"), "rdt_records")
         s = Schema(recs, uapi)

@@ -3,8 +3,8 @@
 Every record type of rdmatrace's wire format, described once.
 
 schema/gen.py makes from this file, and only from it:
-  kmod/uapi/rdmatrace.h   enum rdt_type, and the struct of each layout
-                          described below (in its "schema:" region)
+  include/rdmatrace/wire.h  enum rdt_type, and the struct of each layout
+                            described below (in its "schema:" region)
   lib/include/rdmatrace/rdmatrace.h  union rdt_record
   lib/types.inc           the decode table: name, size, older size
   lib/fields_schema.inc   the fields text, JSON and Perfetto's args show

@@ -15,10 +15,11 @@ src="${DESTDIR:-}/usr/src/$name-$ver"
 case ${1:-} in
 install)
 	rm -rf "$src"
-	mkdir -p "$src/kmod/uapi" "$src/tests/kmod" "$src/tests/kunit"
+	mkdir -p "$src/kmod" "$src/include/rdmatrace" "$src/tests/kmod" "$src/tests/kunit"
 	cp dkms.conf "$src/"
 	cp kmod/Makefile kmod/Kbuild kmod/Kbuild.probes kmod/*.c kmod/*.h "$src/kmod/"
-	cp kmod/uapi/rdmatrace.h "$src/kmod/uapi/"
+	# The wire header, where kmod/Kbuild looks for it (../include).
+	cp include/rdmatrace/wire.h "$src/include/rdmatrace/"
 	# The test modules build beside it (dkms.conf installs only rdmatrace).
 	cp tests/kmod/Kbuild tests/kmod/workload.c tests/kmod/rdt_loopback.[ch] \
 		"$src/tests/kmod/"

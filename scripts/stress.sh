@@ -52,7 +52,7 @@ if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
 	L=lib
 	# The library's sources, as lib/Makefile lists them.
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I$L/include -I$RDT_BUILD/lib/include -I$L -o "$OUT/fuzz_file" tests/lib/fuzz_file.c \
+		-I$L/include -I$RDT_ROOT/include -I$L -o "$OUT/fuzz_file" tests/lib/fuzz_file.c \
 		$(for f in $(make --no-print-directory -s -C $L print-srcs); do echo "$L/$f"; done) -lsqlite3 -lm \
 		>"$LOG/fuzz-cc.log" 2>&1 || note "fuzzer build failed: $(tail -3 "$LOG/fuzz-cc.log")"
 	C=$OUT/fuzz-corpus

@@ -8,7 +8,7 @@
  * back (ABI 1.9: stamped inside the reservation); a record stamped before
  * the one ahead of it is reported (ORDER on stderr) and fails the file,
  * except across a sub-buffer relay's read() gave twice (a repeated or
- * unused seq: see the uapi header), up to the next new one.
+ * unused seq: see <rdmatrace/wire.h>), up to the next new one.
  * Exit 0 if every file was well formed and in order, 1 otherwise.
  *
  *   rdt-check FILE...      FILE is a copy of one trace<cpu> file
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmod/uapi/rdmatrace.h"
+#include "../../include/rdmatrace/wire.h"
 
 static const char *const names[] = {
 	[RDT_EV_SUBBUF] = "SUBBUF",

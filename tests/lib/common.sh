@@ -10,7 +10,7 @@ DUMP=${DUMP:-$RDT_BUILD/bin/rdmatrace-dump}
 GEN=$RDT_BUILD/tests/lib/rdt-gen
 mkdir -p "$RDT_BUILD/tests/lib"
 if [ ! -x "$GEN" ] || [ "$RDT_ROOT/tests/lib/rdt-gen.c" -nt "$GEN" ]; then
-	cc -std=gnu11 -Wall -Wextra -Werror -I"$RDT_BUILD/lib/include" \
+	cc -std=gnu11 -Wall -Wextra -Werror -I"$RDT_ROOT/include" \
 		-o "$GEN" "$RDT_ROOT/tests/lib/rdt-gen.c"
 fi
 fail() { echo "FAIL: $*"; exit 1; }

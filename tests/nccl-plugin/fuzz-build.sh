@@ -9,7 +9,7 @@ L=$RDT_ROOT/lib
 mkdir -p "$(dirname "$1")"
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$L/include" -I"$RDT_BUILD/lib/include" -I"$L" -o "$1" \
+	-I"$L/include" -I"$RDT_ROOT/include" -I"$L" -o "$1" \
 	"$RDT_ROOT/tests/nccl-plugin/fuzz_ring.c" \
 	$(for f in $(make --no-print-directory -s -C "$L" print-srcs); do echo "$L/$f"; done) \
 	-lsqlite3 -lm

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmod/uapi/rdmatrace.h"
+#include "../../include/rdmatrace/wire.h"
 
 #define KADDR_MIN	0xffff800000000000ULL
 

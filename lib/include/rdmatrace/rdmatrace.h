@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <rdmatrace/wire.h>	/* == kmod/uapi/rdmatrace.h */
+#include <rdmatrace/wire.h>
 
 #ifdef __cplusplus
 extern "C" {
