@@ -145,6 +145,72 @@ class Layout:
         return None
 
 
+# A tracepoint field's type as TP_STRUCT__entry names it: the kernel's
+# u8 .. u64, and int for __s32 (what the format files said before the
+# schema made them; a reader that parses "field:int ret" must not change).
+TP_CTYPES = {"__u8": "u8", "__u16": "u16", "__u32": "u32", "__u64": "u64",
+             "__s8": "s8", "__s16": "s16", "__s32": "int", "__s64": "s64"}
+# TP_printk's conversion of a show, by the field's size (bytes > 4: 64-bit)
+TP_FORMATS = {"U": ("%u", "%llu"), "I": ("%d", "%lld"), "X": ("0x%x", "0x%llx")}
+
+
+class TpField:
+    """One field of a tracepoint: member, type, conversion and argument."""
+    def __init__(self, member, ctype, fmt, arg):
+        self.member, self.ctype, self.fmt, self.arg = member, ctype, fmt, arg
+
+
+class Tracepoint:
+    """A TRACEPOINTS entry: its fields with their types from the layout."""
+    def __init__(self, name, spec, layouts):
+        self.name = name
+        where = f"tracepoint {name}"
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", str(name)):
+            raise SchemaError(f"{where}: not a C name")
+        if not isinstance(spec, tuple) or len(spec) not in (2, 3):
+            raise SchemaError(f"{where}: not (layout, fields[, print])")
+        lay, fields = spec[:2]
+        if lay not in layouts:
+            raise SchemaError(f"{where}: layout {lay} is not in LAYOUTS")
+        by_member = {f.member: f for f in layouts[lay].fields}
+        # dev is the header's, a parameter of every event (not in a body)
+        self.fields = [TpField("dev", "u32", "%u", "__entry->dev")]
+        for spec_f in fields:
+            member, _, how = str(spec_f).partition(":")
+            f = by_member.get(member)
+            fw = f"{where}, field {member}"
+            if f is None or member == "dev":
+                raise SchemaError(f"{fw}: not a member of layout {lay}")
+            if f.ctype not in TP_CTYPES:
+                raise SchemaError(f"{fw}: {f.ctype} is not a number")
+            if not how:
+                # as the layout shows it; hidden or coded: the entry says
+                if f.show == "E":
+                    how = f.namer.replace("rdt_", "rdt_show_", 1)[:-len("_name")]
+                elif f.show in TP_FORMATS:
+                    how = f.show
+                else:
+                    raise SchemaError(f"{fw}: layout {lay} shows it {f.show}: say how (:U, :I, :X, :rdt_show_...)")
+            wide = f.size > 4
+            if how in TP_FORMATS:
+                fmt, arg = TP_FORMATS[how][wide], f"__entry->{member}"
+            elif re.fullmatch(r"rdt_show_[a-z0-9_]+", how):
+                fmt, arg = "%s", f"{how}(__entry->{member})"
+            else:
+                raise SchemaError(f"{fw}: how {how!r} is none of U, I, X, rdt_show_...")
+            self.fields.append(TpField(member, TP_CTYPES[f.ctype], fmt, arg))
+        members = [f.member for f in self.fields]
+        if len(set(members)) != len(members):
+            raise SchemaError(f"{where}: a member twice in {members}")
+        order = ["dev"] + list(spec[2]) if len(spec) == 3 else members
+        if sorted(order) != sorted(members):
+            raise SchemaError(f"{where}: print {order[1:]} is not its fields {members[1:]} in some order")
+        by_tp = {f.member: f for f in self.fields}
+        self.printed = [by_tp[m] for m in order]
+        # RDT_TP_<NAME>_*: a class's rdt_ dropped (rdt_cq: RDT_TP_CQ_ENTRY)
+        self.macro = "RDT_TP_" + re.sub(r"^rdt_", "", name).upper()
+
+
 class Schema:
     def __init__(self, recs, uapi):
         consts = lengths(uapi)
@@ -188,6 +254,8 @@ class Schema:
                 raise SchemaError(f"{where}: older {older} is not a member of layout {lay}")
             self.types.append(dict(num=num, enum=enum, name=name, layout=lay,
                                    older=older, note=t[5] if len(t) == 6 else None))
+        self.tracepoints = [Tracepoint(n, spec, self.layouts)
+                            for n, spec in getattr(recs, "TRACEPOINTS", {}).items()]
 
     def member(self, layout):
         return self.members.get(layout, layout)
@@ -363,6 +431,66 @@ def gen_schema_fields(s):
     return out
 
 
+def macro(name, first, rest, indent):
+    """#define @name as @first and @rest (each on a line of its own, the
+    rest under @indent), the backslashes at column 72 as the kernel's."""
+    lines = [f"#define {name}", "\t" + first] + [indent + r for r in rest]
+    out = [tabs_to(line, 72) + "\\" for line in lines[:-1]]
+    return out + [lines[-1], ""]
+
+
+def wrap_args(args, indent):
+    """@args joined by ", " in lines that leave the backslash its column.
+    A line break is white space as ", " is: TP_printk's arguments are
+    stringified into the format file's print fmt, where each run of white
+    space becomes one space, so the file does not change with the wrap."""
+    lines, cur = [], ""
+    for i, a in enumerate(args):
+        piece = a + ("," if i < len(args) - 1 else ")")
+        cand = f"{cur} {piece}" if cur else piece
+        if cur and len((indent + cand).expandtabs(8)) > 70:
+            lines.append(cur)
+            cand = piece
+        cur = cand
+    return lines + [cur]
+
+
+def gen_trace_fields(s):
+    """kmod/rdmatrace_trace_fields.h: each tracepoint's entry, assign and
+    printk as macros rdmatrace_trace.h's events expand.  Macros, not whole
+    events: the trace header is read once per stage of trace_events.h,
+    with TP_STRUCT__entry, __field, TP_fast_assign, TP_printk and __entry
+    defined anew each time, and a macro's body is expanded where it is
+    used, in the stage that uses it."""
+    out = ["/* SPDX-License-Identifier: GPL-2.0 */",
+           f"/* {NOTICE}. */",
+           "/*",
+           " * The fields of kmod/rdmatrace_trace.h's events, from schema/records.py's",
+           " * TRACEPOINTS: RDT_TP_<NAME>_ENTRY, _ASSIGN and _PRINTK, one event's",
+           " * TP_STRUCT__entry, TP_fast_assign and TP_printk each (_FMT: the",
+           " * printk's format).",
+           " */",
+           "#ifndef _RDMATRACE_TRACE_FIELDS_H",
+           "#define _RDMATRACE_TRACE_FIELDS_H",
+           ""]
+    for tp in s.tracepoints:
+        n = len(tp.fields)
+        ent = [f"__field({f.ctype}, {f.member})" + (")" if i == n - 1 else "")
+               for i, f in enumerate(tp.fields)]
+        out += macro(tp.macro + "_ENTRY", "TP_STRUCT__entry(" + ent[0], ent[1:], "\t\t\t ")
+        asg = [f"__entry->{f.member} = {'ev->' if f.member != 'dev' else ''}{f.member};" +
+               (")" if i == n - 1 else "") for i, f in enumerate(tp.fields)]
+        out += macro(tp.macro + "_ASSIGN", "TP_fast_assign(" + asg[0], asg[1:], "\t\t       ")
+        # the format alone on the macro's last line, where checkpatch
+        # lets a string run past 100 columns (a string is not split)
+        fmt = " ".join(f"{f.member}={f.fmt}" for f in tp.printed)
+        out += [tabs_to(f"#define {tp.macro}_FMT", 72) + "\\", f'\t"{fmt}"', ""]
+        args = wrap_args([f.arg for f in tp.printed], "\t\t  ")
+        out += macro(tp.macro + "_PRINTK", f"TP_printk({tp.macro}_FMT,", args, "\t\t  ")
+    out += ["#endif /* _RDMATRACE_TRACE_FIELDS_H */"]
+    return out
+
+
 def replace_region(text, what, lines, path, optional=False):
     """@text with its region @what holding @lines; None if it has none and
     that is @optional."""
@@ -403,6 +531,7 @@ def outputs(s, root, uapi):
     res["lib/types.inc"] = "\n".join(gen_types_inc(s)) + "\n"
     res["lib/fields_schema.inc"] = "\n".join(gen_fields_inc(s)) + "\n"
     res["lib/schema_fields.inc"] = "\n".join(gen_schema_fields(s)) + "\n"
+    res["kmod/rdmatrace_trace_fields.h"] = "\n".join(gen_trace_fields(s)) + "\n"
     return res
 
 

@@ -11,6 +11,8 @@ schema/gen.py makes from this file, and only from it:
                           for the described layouts
   lib/schema_fields.inc   the same fields as data: the SQLite sink's view
                           of a type no table of its own holds
+  kmod/rdmatrace_trace_fields.h  the fields of the module's tracepoints
+                          (TRACEPOINTS, at the end): entry, assign, printk
 Run `make schema` after an edit and commit what it wrote: the test
 lib/schema fails while the tree differs from what gen.py makes (and shows
 a throwaway type added here alone reaching text, JSON, SQLite and
@@ -45,6 +47,7 @@ a number, ENUM or name used twice.
 
 MEMBERS: union rdt_record's member of a layout whose member name differs.
 UNION_SIZE: the union's size, fixed (the library's ABI).
+TRACEPOINTS: each kernel tracepoint's layout and fields (described there).
 """
 
 TYPES = [
@@ -546,4 +549,60 @@ LAYOUTS = {
         ("__u8", "has", "H", None, "RDT_NP_OLD_*"),
         ("__u8[5]", "pad", "H", None, None),
     ]),
+}
+
+# The module's tracepoints (system rdmatrace), each built from the layout
+# of the record body its wrapper hands it, so that a field's C type comes
+# from the one place the wire format is described.  The format files
+# tracefs gives perf, trace-cmd and bpftrace are an ABI of their own
+# older than this table: each entry says where an event differs from its
+# layout, so that the events stay as they were.  name: (layout, fields[,
+# print]), where
+#   name    the TRACE_EVENT_FN, TRACE_EVENT or DECLARE_EVENT_CLASS of
+#           kmod/rdmatrace_trace.h; gen.py makes its TP_STRUCT__entry,
+#           TP_fast_assign and TP_printk as the macros RDT_TP_<NAME>_ENTRY,
+#           _ASSIGN and _PRINTK (NAME without a class's rdt_) in
+#           kmod/rdmatrace_trace_fields.h
+#   fields  the layout's members the event has, in its entry's order; dev,
+#           the record header's device index, comes first in every event
+#   print   the order TP_printk shows them in, where not fields' order
+# A member is printed as its layout shows it: U %u, I %d, X 0x%x (%llu,
+# %lld, 0x%llx at 64 bits), E:rdt_<what>_name by rdt_show_<what>() (the
+# kernel's enum names, kmod/rdmatrace_trace.h's __print_symbolic tables).
+# "member:U", ":I", ":X" or ":rdt_show_<what>" says how where the event
+# prints it otherwise, or where the layout hides it (H) or shows it by
+# code (C).  Signed 32-bit fields are "int" in the events, the rest u8 ..
+# u64, as the format files have always said.
+TRACEPOINTS = {
+    "post_send": ("post_send", [
+        "qpn", "wr_id", "remote_addr", "total_len", "rkey", "imm", "opcode",
+        "send_flags", "num_sge", "index",
+    ], ["qpn", "index", "wr_id", "opcode", "send_flags", "num_sge", "total_len",
+        "remote_addr", "rkey", "imm"]),
+    "post_recv": ("post_recv", [
+        "qpn", "srq_id", "wr_id", "total_len", "num_sge", "srq:U", "index",
+    ], ["qpn", "srq", "srq_id", "index", "wr_id", "num_sge", "total_len"]),
+    "poll_cq_wc": ("poll_cq_wc", [
+        "cq_id", "wr_id", "status", "opcode", "byte_len", "qpn", "src_qp", "wc_flags",
+        "imm:X", "vendor_err:U", "index:U",
+    ], ["cq_id", "index", "wr_id", "status", "opcode", "byte_len", "qpn", "src_qp",
+        "wc_flags", "imm", "vendor_err"]),
+    "poll_cq": ("poll_cq", ["cq_id", "requested", "ret"]),
+    "req_notify_cq": ("req_notify_cq", ["cq_id", "flags", "ret"]),
+    "qp_create": ("qp_create", [
+        "qpn", "ret", "qp_type", "send_cq_id", "recv_cq_id", "srq", "max_send_wr",
+        "max_recv_wr", "max_send_sge", "max_recv_sge", "max_inline_data",
+        "sq_sig_type:U", "pd_id", "user", "port",
+    ]),
+    # shown by code in the library (a GID formatted): every field says how
+    "qp_modify": ("qp_modify", [
+        "qpn:U", "ret:I", "attr_mask:X", "old_state:rdt_show_qp_state",
+        "new_state:rdt_show_qp_state", "cur_state:rdt_show_qp_state", "path_mtu:U",
+        "dest_qpn:U", "sq_psn:U", "rq_psn:U", "timeout:U", "retry_cnt:U", "rnr_retry:U",
+        "min_rnr_timer:U", "port:U", "qkey:X", "max_rd_atomic:U", "max_dest_rd_atomic:U",
+    ]),
+    "qp_destroy": ("qp_destroy", ["qpn", "ret", "qp_type"]),
+    "rdt_cq": ("cq", ["cq_id", "ret", "cqe", "comp_vector", "user"]),
+    "rdt_mr": ("mr", ["lkey", "rkey", "iova", "length", "ret", "access", "kind", "pd_id"]),
+    "rdt_pd": ("pd", ["pd_id", "ret", "user", "local_dma_lkey:X"]),
 }
