@@ -29,6 +29,18 @@ int rdt_tp_reg(void);
 void rdt_tp_unreg(void);
 
 #include <rdmatrace/wire.h>
+/*
+ * Each event's fields, their types, assignment and print, made from
+ * schema/records.py's TRACEPOINTS (RDT_TP_<NAME>_ENTRY, _ASSIGN, _PRINTK).
+ * Written here by hand, as the schema has nothing to say of them: each
+ * event's name, TP_PROTO (the record body and the header's dev) and
+ * registration; the TRACE_DEFINE_ENUM() lines and the __print_symbolic()
+ * tables of rdt_show_*() below, which name the kernel's enums (not the
+ * wire format's), with entries that depend on the target tree (Kbuild's
+ * probes); and the rdt_post_ret class, whose arguments are a call's
+ * result, not a record.
+ */
+#include "rdmatrace_trace_fields.h"
 
 /* A QP state rdmatrace does not know (wrap.c) */
 #define RDT_QPS_UNKNOWN		0xff
@@ -200,64 +212,18 @@ TRACE_DEFINE_ENUM(IB_WR_ATOMIC_WRITE);
 TRACE_EVENT_FN(post_send,
 	       TP_PROTO(u32 dev, const struct rdt_ev_post_send *ev),
 	       TP_ARGS(dev, ev),
-	       TP_STRUCT__entry(__field(u32, dev)
-				__field(u32, qpn)
-				__field(u64, wr_id)
-				__field(u64, remote_addr)
-				__field(u64, total_len)
-				__field(u32, rkey)
-				__field(u32, imm)
-				__field(u8, opcode)
-				__field(u16, send_flags)
-				__field(u16, num_sge)
-				__field(u16, index)
-	       ),
-	       TP_fast_assign(__entry->dev = dev;
-			      __entry->qpn = ev->qpn;
-			      __entry->wr_id = ev->wr_id;
-			      __entry->remote_addr = ev->remote_addr;
-			      __entry->total_len = ev->total_len;
-			      __entry->rkey = ev->rkey;
-			      __entry->imm = ev->imm;
-			      __entry->opcode = ev->opcode;
-			      __entry->send_flags = ev->send_flags;
-			      __entry->num_sge = ev->num_sge;
-			      __entry->index = ev->index;
-	       ),
-	       TP_printk("dev=%u qpn=%u index=%u wr_id=0x%llx opcode=%s send_flags=0x%x num_sge=%u total_len=%llu remote_addr=0x%llx rkey=0x%x imm=0x%x",
-			 __entry->dev, __entry->qpn, __entry->index, __entry->wr_id,
-			 rdt_show_wr_opcode(__entry->opcode), __entry->send_flags,
-			 __entry->num_sge,
-			 __entry->total_len, __entry->remote_addr, __entry->rkey,
-			 __entry->imm),
+	       RDT_TP_POST_SEND_ENTRY,
+	       RDT_TP_POST_SEND_ASSIGN,
+	       RDT_TP_POST_SEND_PRINTK,
 	       rdt_tp_reg, rdt_tp_unreg
 );
 
 TRACE_EVENT_FN(post_recv,
 	       TP_PROTO(u32 dev, const struct rdt_ev_post_recv *ev),
 	       TP_ARGS(dev, ev),
-	       TP_STRUCT__entry(__field(u32, dev)
-				__field(u32, qpn)
-				__field(u32, srq_id)
-				__field(u64, wr_id)
-				__field(u64, total_len)
-				__field(u16, num_sge)
-				__field(u8, srq)
-				__field(u16, index)
-	       ),
-	       TP_fast_assign(__entry->dev = dev;
-			      __entry->qpn = ev->qpn;
-			      __entry->srq_id = ev->srq_id;
-			      __entry->wr_id = ev->wr_id;
-			      __entry->total_len = ev->total_len;
-			      __entry->num_sge = ev->num_sge;
-			      __entry->srq = ev->srq;
-			      __entry->index = ev->index;
-	       ),
-	       TP_printk("dev=%u qpn=%u srq=%u srq_id=%u index=%u wr_id=0x%llx num_sge=%u total_len=%llu",
-			 __entry->dev, __entry->qpn, __entry->srq, __entry->srq_id,
-			 __entry->index, __entry->wr_id, __entry->num_sge,
-			 __entry->total_len),
+	       RDT_TP_POST_RECV_ENTRY,
+	       RDT_TP_POST_RECV_ASSIGN,
+	       RDT_TP_POST_RECV_PRINTK,
 	       rdt_tp_reg, rdt_tp_unreg
 );
 
@@ -293,215 +259,60 @@ DEFINE_EVENT_FN(rdt_post_ret, post_recv_ret,
 TRACE_EVENT_FN(poll_cq_wc,
 	       TP_PROTO(u32 dev, const struct rdt_ev_poll_cq_wc *ev),
 	       TP_ARGS(dev, ev),
-	       TP_STRUCT__entry(__field(u32, dev)
-				__field(u32, cq_id)
-				__field(u64, wr_id)
-				__field(u32, status)
-				__field(u32, opcode)
-				__field(u32, byte_len)
-				__field(u32, qpn)
-				__field(u32, src_qp)
-				__field(u32, wc_flags)
-				__field(u32, imm)
-				__field(u32, vendor_err)
-				__field(u16, index)
-	       ),
-	       TP_fast_assign(__entry->dev = dev;
-			      __entry->cq_id = ev->cq_id;
-			      __entry->wr_id = ev->wr_id;
-			      __entry->status = ev->status;
-			      __entry->opcode = ev->opcode;
-			      __entry->byte_len = ev->byte_len;
-			      __entry->qpn = ev->qpn;
-			      __entry->src_qp = ev->src_qp;
-			      __entry->wc_flags = ev->wc_flags;
-			      __entry->imm = ev->imm;
-			      __entry->vendor_err = ev->vendor_err;
-			      __entry->index = ev->index;
-	       ),
-	       TP_printk("dev=%u cq_id=%u index=%u wr_id=0x%llx status=%s opcode=%s byte_len=%u qpn=%u src_qp=%u wc_flags=0x%x imm=0x%x vendor_err=%u",
-			 __entry->dev, __entry->cq_id, __entry->index, __entry->wr_id,
-			 rdt_show_wc_status(__entry->status),
-			 rdt_show_wc_opcode(__entry->opcode), __entry->byte_len,
-			 __entry->qpn, __entry->src_qp, __entry->wc_flags,
-			 __entry->imm, __entry->vendor_err),
+	       RDT_TP_POLL_CQ_WC_ENTRY,
+	       RDT_TP_POLL_CQ_WC_ASSIGN,
+	       RDT_TP_POLL_CQ_WC_PRINTK,
 	       rdt_tp_reg, rdt_tp_unreg
 );
 
 TRACE_EVENT_FN(poll_cq,
 	       TP_PROTO(u32 dev, const struct rdt_ev_poll_cq *ev),
 	       TP_ARGS(dev, ev),
-	       TP_STRUCT__entry(__field(u32, dev)
-				__field(u32, cq_id)
-				__field(int, requested)
-				__field(int, ret)
-	       ),
-	       TP_fast_assign(__entry->dev = dev;
-			      __entry->cq_id = ev->cq_id;
-			      __entry->requested = ev->requested;
-			      __entry->ret = ev->ret;
-	       ),
-	       TP_printk("dev=%u cq_id=%u requested=%d ret=%d", __entry->dev,
-			 __entry->cq_id, __entry->requested, __entry->ret),
+	       RDT_TP_POLL_CQ_ENTRY,
+	       RDT_TP_POLL_CQ_ASSIGN,
+	       RDT_TP_POLL_CQ_PRINTK,
 	       rdt_tp_reg, rdt_tp_unreg
 );
 
 TRACE_EVENT_FN(req_notify_cq,
 	       TP_PROTO(u32 dev, const struct rdt_ev_req_notify_cq *ev),
 	       TP_ARGS(dev, ev),
-	       TP_STRUCT__entry(__field(u32, dev)
-				__field(u32, cq_id)
-				__field(u32, flags)
-				__field(int, ret)
-	       ),
-	       TP_fast_assign(__entry->dev = dev;
-			      __entry->cq_id = ev->cq_id;
-			      __entry->flags = ev->flags;
-			      __entry->ret = ev->ret;
-	       ),
-	       TP_printk("dev=%u cq_id=%u flags=0x%x ret=%d", __entry->dev,
-			 __entry->cq_id, __entry->flags, __entry->ret),
+	       RDT_TP_REQ_NOTIFY_CQ_ENTRY,
+	       RDT_TP_REQ_NOTIFY_CQ_ASSIGN,
+	       RDT_TP_REQ_NOTIFY_CQ_PRINTK,
 	       rdt_tp_reg, rdt_tp_unreg
 );
 
 TRACE_EVENT(qp_create,
 	    TP_PROTO(u32 dev, const struct rdt_ev_qp_create *ev),
 	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)
-			     __field(int, ret)
-			     __field(u32, qp_type)
-			     __field(u32, send_cq_id)
-			     __field(u32, recv_cq_id)
-			     __field(u32, srq)
-			     __field(u32, max_send_wr)
-			     __field(u32, max_recv_wr)
-			     __field(u32, max_send_sge)
-			     __field(u32, max_recv_sge)
-			     __field(u32, max_inline_data)
-			     __field(u32, sq_sig_type)
-			     __field(u32, pd_id)
-			     __field(u32, user)
-			     __field(u32, port)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = ev->qpn;
-			   __entry->ret = ev->ret;
-			   __entry->qp_type = ev->qp_type;
-			   __entry->send_cq_id = ev->send_cq_id;
-			   __entry->recv_cq_id = ev->recv_cq_id;
-			   __entry->srq = ev->srq;
-			   __entry->max_send_wr = ev->max_send_wr;
-			   __entry->max_recv_wr = ev->max_recv_wr;
-			   __entry->max_send_sge = ev->max_send_sge;
-			   __entry->max_recv_sge = ev->max_recv_sge;
-			   __entry->max_inline_data = ev->max_inline_data;
-			   __entry->sq_sig_type = ev->sq_sig_type;
-			   __entry->pd_id = ev->pd_id;
-			   __entry->user = ev->user;
-			   __entry->port = ev->port;
-	    ),
-	    TP_printk("dev=%u qpn=%u ret=%d qp_type=%u send_cq_id=%u recv_cq_id=%u srq=%u max_send_wr=%u max_recv_wr=%u max_send_sge=%u max_recv_sge=%u max_inline_data=%u sq_sig_type=%u pd_id=%u user=%u port=%u",
-		      __entry->dev, __entry->qpn, __entry->ret, __entry->qp_type,
-		      __entry->send_cq_id, __entry->recv_cq_id, __entry->srq,
-		      __entry->max_send_wr, __entry->max_recv_wr,
-		      __entry->max_send_sge, __entry->max_recv_sge,
-		      __entry->max_inline_data, __entry->sq_sig_type,
-		      __entry->pd_id, __entry->user, __entry->port)
+	    RDT_TP_QP_CREATE_ENTRY,
+	    RDT_TP_QP_CREATE_ASSIGN,
+	    RDT_TP_QP_CREATE_PRINTK
 );
 
 TRACE_EVENT(qp_modify,
 	    TP_PROTO(u32 dev, const struct rdt_ev_qp_modify *ev),
 	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)
-			     __field(int, ret)
-			     __field(u32, attr_mask)
-			     __field(u8, old_state)
-			     __field(u8, new_state)
-			     __field(u8, cur_state)
-			     __field(u8, path_mtu)
-			     __field(u32, dest_qpn)
-			     __field(u32, sq_psn)
-			     __field(u32, rq_psn)
-			     __field(u8, timeout)
-			     __field(u8, retry_cnt)
-			     __field(u8, rnr_retry)
-			     __field(u8, min_rnr_timer)
-			     __field(u32, port)
-			     __field(u32, qkey)
-			     __field(u32, max_rd_atomic)
-			     __field(u32, max_dest_rd_atomic)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = ev->qpn;
-			   __entry->ret = ev->ret;
-			   __entry->attr_mask = ev->attr_mask;
-			   __entry->old_state = ev->old_state;
-			   __entry->new_state = ev->new_state;
-			   __entry->cur_state = ev->cur_state;
-			   __entry->path_mtu = ev->path_mtu;
-			   __entry->dest_qpn = ev->dest_qpn;
-			   __entry->sq_psn = ev->sq_psn;
-			   __entry->rq_psn = ev->rq_psn;
-			   __entry->timeout = ev->timeout;
-			   __entry->retry_cnt = ev->retry_cnt;
-			   __entry->rnr_retry = ev->rnr_retry;
-			   __entry->min_rnr_timer = ev->min_rnr_timer;
-			   __entry->port = ev->port;
-			   __entry->qkey = ev->qkey;
-			   __entry->max_rd_atomic = ev->max_rd_atomic;
-			   __entry->max_dest_rd_atomic = ev->max_dest_rd_atomic;
-	    ),
-	    TP_printk("dev=%u qpn=%u ret=%d attr_mask=0x%x old_state=%s new_state=%s cur_state=%s path_mtu=%u dest_qpn=%u sq_psn=%u rq_psn=%u timeout=%u retry_cnt=%u rnr_retry=%u min_rnr_timer=%u port=%u qkey=0x%x max_rd_atomic=%u max_dest_rd_atomic=%u",
-		      __entry->dev, __entry->qpn, __entry->ret, __entry->attr_mask,
-		      rdt_show_qp_state(__entry->old_state),
-		      rdt_show_qp_state(__entry->new_state),
-		      rdt_show_qp_state(__entry->cur_state),
-		      __entry->path_mtu, __entry->dest_qpn, __entry->sq_psn,
-		      __entry->rq_psn, __entry->timeout, __entry->retry_cnt,
-		      __entry->rnr_retry, __entry->min_rnr_timer, __entry->port,
-		      __entry->qkey, __entry->max_rd_atomic,
-		      __entry->max_dest_rd_atomic)
+	    RDT_TP_QP_MODIFY_ENTRY,
+	    RDT_TP_QP_MODIFY_ASSIGN,
+	    RDT_TP_QP_MODIFY_PRINTK
 );
 
 TRACE_EVENT(qp_destroy,
 	    TP_PROTO(u32 dev, const struct rdt_ev_qp_destroy *ev),
 	    TP_ARGS(dev, ev),
-	    TP_STRUCT__entry(__field(u32, dev)
-			     __field(u32, qpn)
-			     __field(int, ret)
-			     __field(u32, qp_type)
-	    ),
-	    TP_fast_assign(__entry->dev = dev;
-			   __entry->qpn = ev->qpn;
-			   __entry->ret = ev->ret;
-			   __entry->qp_type = ev->qp_type;
-	    ),
-	    TP_printk("dev=%u qpn=%u ret=%d qp_type=%u", __entry->dev,
-		      __entry->qpn, __entry->ret, __entry->qp_type)
+	    RDT_TP_QP_DESTROY_ENTRY,
+	    RDT_TP_QP_DESTROY_ASSIGN,
+	    RDT_TP_QP_DESTROY_PRINTK
 );
 
 DECLARE_EVENT_CLASS(rdt_cq,
 		    TP_PROTO(u32 dev, const struct rdt_ev_cq *ev),
 		    TP_ARGS(dev, ev),
-		    TP_STRUCT__entry(__field(u32, dev)
-				     __field(u32, cq_id)
-				     __field(int, ret)
-				     __field(u32, cqe)
-				     __field(int, comp_vector)
-				     __field(u32, user)
-		    ),
-		    TP_fast_assign(__entry->dev = dev;
-				   __entry->cq_id = ev->cq_id;
-				   __entry->ret = ev->ret;
-				   __entry->cqe = ev->cqe;
-				   __entry->comp_vector = ev->comp_vector;
-				   __entry->user = ev->user;
-		    ),
-		    TP_printk("dev=%u cq_id=%u ret=%d cqe=%u comp_vector=%d user=%u",
-			      __entry->dev, __entry->cq_id, __entry->ret, __entry->cqe,
-			      __entry->comp_vector, __entry->user)
+		    RDT_TP_CQ_ENTRY,
+		    RDT_TP_CQ_ASSIGN,
+		    RDT_TP_CQ_PRINTK
 );
 
 DEFINE_EVENT(rdt_cq, cq_create,
@@ -515,30 +326,9 @@ DEFINE_EVENT(rdt_cq, cq_destroy,
 DECLARE_EVENT_CLASS(rdt_mr,
 		    TP_PROTO(u32 dev, const struct rdt_ev_mr *ev),
 		    TP_ARGS(dev, ev),
-		    TP_STRUCT__entry(__field(u32, dev)
-				     __field(u32, lkey)
-				     __field(u32, rkey)
-				     __field(u64, iova)
-				     __field(u64, length)
-				     __field(int, ret)
-				     __field(u32, access)
-				     __field(u32, kind)
-				     __field(u32, pd_id)
-		    ),
-		    TP_fast_assign(__entry->dev = dev;
-				   __entry->lkey = ev->lkey;
-				   __entry->rkey = ev->rkey;
-				   __entry->iova = ev->iova;
-				   __entry->length = ev->length;
-				   __entry->ret = ev->ret;
-				   __entry->access = ev->access;
-				   __entry->kind = ev->kind;
-				   __entry->pd_id = ev->pd_id;
-		    ),
-		    TP_printk("dev=%u lkey=0x%x rkey=0x%x iova=0x%llx length=%llu ret=%d access=0x%x kind=%u pd_id=%u",
-			      __entry->dev, __entry->lkey, __entry->rkey, __entry->iova,
-			      __entry->length, __entry->ret, __entry->access,
-			      __entry->kind, __entry->pd_id)
+		    RDT_TP_MR_ENTRY,
+		    RDT_TP_MR_ASSIGN,
+		    RDT_TP_MR_PRINTK
 );
 
 DEFINE_EVENT(rdt_mr, mr_reg,
@@ -552,21 +342,9 @@ DEFINE_EVENT(rdt_mr, mr_dereg,
 DECLARE_EVENT_CLASS(rdt_pd,
 		    TP_PROTO(u32 dev, const struct rdt_ev_pd *ev),
 		    TP_ARGS(dev, ev),
-		    TP_STRUCT__entry(__field(u32, dev)
-				     __field(u32, pd_id)
-				     __field(int, ret)
-				     __field(u32, user)
-				     __field(u32, local_dma_lkey)
-		    ),
-		    TP_fast_assign(__entry->dev = dev;
-				   __entry->pd_id = ev->pd_id;
-				   __entry->ret = ev->ret;
-				   __entry->user = ev->user;
-				   __entry->local_dma_lkey = ev->local_dma_lkey;
-		    ),
-		    TP_printk("dev=%u pd_id=%u ret=%d user=%u local_dma_lkey=0x%x",
-			      __entry->dev, __entry->pd_id, __entry->ret, __entry->user,
-			      __entry->local_dma_lkey)
+		    RDT_TP_PD_ENTRY,
+		    RDT_TP_PD_ASSIGN,
+		    RDT_TP_PD_PRINTK
 );
 
 DEFINE_EVENT(rdt_pd, pd_alloc,
