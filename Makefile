@@ -31,9 +31,9 @@ all: userspace kmod
 # Userspace, in data-flow order: BPF objects feed the library, which the
 # tools link; then the test fixtures (NCCL double and driver, ...).
 userspace:
-	$(if $(wildcard bpf/Makefile),$(MAKE) -C bpf)
+	$(if $(wildcard producers/bpf/Makefile),$(MAKE) -C producers/bpf)
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib)
-	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler)
+	$(if $(wildcard producers/nccl-profiler/Makefile),$(MAKE) -C producers/nccl-profiler)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools)
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce)
 	$(foreach d,$(wildcard tests/*/Makefile),$(MAKE) -C $(dir $(d)) &&) true
@@ -106,7 +106,7 @@ kcsan: deps
 
 install: userspace
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib install)
-	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler install)
+	$(if $(wildcard producers/nccl-profiler/Makefile),$(MAKE) -C producers/nccl-profiler install)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools install)
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce install)
 	scripts/dkms.sh install
@@ -118,7 +118,7 @@ uninstall:
 	scripts/dkms.sh uninstall
 	$(if $(wildcard tools/rdma-ring-allreduce/Makefile),$(MAKE) -C tools/rdma-ring-allreduce uninstall)
 	$(if $(wildcard tools/Makefile),$(MAKE) -C tools uninstall)
-	$(if $(wildcard nccl-profiler/Makefile),$(MAKE) -C nccl-profiler uninstall)
+	$(if $(wildcard producers/nccl-profiler/Makefile),$(MAKE) -C producers/nccl-profiler uninstall)
 	$(if $(wildcard lib/Makefile),$(MAKE) -C lib uninstall)
 
 clean:

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../nccl-profiler/nccl_profiler_abi.h"
+#include "../producers/nccl-profiler/nccl_profiler_abi.h"
 
 static double now(void)
 {

@@ -739,7 +739,7 @@ int rdt_capture_dropped_start(const char *dir, char *path, size_t len);
 bool rdt_capture_finished(const char *dir);
 
 /* NCCL's ncclProfilerKernelChStop: a state record whose arg is a kernel
- * channel's GPU stop stamp (nccl-profiler/nccl_profiler_abi.h). */
+ * channel's GPU stop stamp (producers/nccl-profiler/nccl_profiler_abi.h). */
 #define RDT_NP_STATE_KERNEL_CH_STOP	22
 
 /* A plugin event between start and stop, its record's fields decoded

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * BPF source: bpf/'s librdtbpf behind struct rdt_source_ops.  Built only
+ * BPF source: producers/bpf/'s librdtbpf behind struct rdt_source_ops.  Built only
  * when build/bpf/librdtbpf.a and bpf/rdt_bpf.h exist (RDT_HAVE_BPF), so the
  * library builds on machines without the BPF toolchain.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * NCCL profiler plugin source: the rings libnccl-profiler-rdmatrace.so
- * keeps in DIR/rdmatrace-nccl.<pid> (nccl-profiler/np_ring.h), one file
+ * keeps in DIR/rdmatrace-nccl.<pid> (producers/nccl-profiler/np_ring.h), one file
  * per NCCL process, as one more live source of the merge.  The source
  * watches DIR for new processes, is each ring's one consumer (flock on the
  * file keeps a second reader out), turns the producers' drop counters into
@@ -52,8 +52,8 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../nccl-profiler/np_ring.h"
-#include "../nccl-profiler/np_stale.h"
+#include "../producers/nccl-profiler/np_ring.h"
+#include "../producers/nccl-profiler/np_stale.h"
 
 #define RESCAN_NS (200 * 1000000ull)
 /* The plugin's own limit (RDMATRACE_NCCL_RINGS): more is a lie, and a
@@ -548,7 +548,7 @@ static int ring_wip(const struct np_proc *pr, uint32_t i, uint64_t *wip)
  * after @wip (its wip_ts), lowers pr->hold: no unread record of the ring
  * is earlier than what it contributes (issue 38).
  *
- * The writer, per record (nccl-profiler/rings.c): W1 wip_ts = clock
+ * The writer, per record (producers/nccl-profiler/rings.c): W1 wip_ts = clock
  * (seq_cst); W2 stamp = clock; W3 fill the slot; W4 head = k + 1
  * (release); W5 wip_ts = 0 (release).  This reader: R0 t0 = clock, then
  * a full fence (np_fill()), R1 read wip_ts, acquire, R2 read head.  Take

@@ -82,7 +82,7 @@ TYPES = [
     (82, 'DEVICE_STATE', 'device_state', 'device', None, '1.1: present when tracing went on'),
     (83, 'POST_FAIL', 'post_fail', 'post_fail', None, '1.4: a post_send/recv that failed'),
     "",
-    '128..191: bpf/',
+    '128..191: producers/bpf/',
     (128, 'NCCL_CALL', 'nccl_call', 'nccl_call', None, 'one NCCL API call, at its return'),
     (129, 'NCCL_COMM', 'nccl_comm', 'nccl_comm', None, 'communicator initialised'),
     (130, 'RXE_CQE', 'rxe_cqe', 'rxe_cqe', None, 'rxe_cq_post: every rxe completion'),

@@ -87,7 +87,7 @@ rz=FAIL rexec=0 rcrash=0 rhang=0
 if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
 	note "host: libFuzzer on the NCCL ring-file reader, $RUNS executions"
 	RC=$OUT/fuzz-ring-corpus
-	{ make -s -C nccl-profiler && make -s -C tests/nccl-plugin &&
+	{ make -s -C producers/nccl-profiler && make -s -C tests/nccl-plugin &&
 	  tests/nccl-plugin/fuzz-build.sh "$OUT/fuzz_ring" &&
 	  tests/nccl-plugin/fuzz-seeds.sh "$RC"; } >"$LOG/fuzz-ring-cc.log" 2>&1 ||
 		note "ring fuzzer build failed: $(tail -3 "$LOG/fuzz-ring-cc.log")"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * rdmatrace wire format: the one ABI shared by rdmatrace.ko, the BPF
- * programs in bpf/, librdmatrace and every trace file.
+ * programs in producers/bpf/, librdmatrace and every trace file.
  *
  * Every record is a fixed 32-byte header followed by a typed body.  The
  * size of each type is fixed for a given ABI major version; a reader skips
@@ -80,10 +80,10 @@
 /* Which producer wrote a record. */
 enum rdt_source {
 	RDT_SRC_KMOD	= 1,	/* rdmatrace.ko device->ops wrappers (relay) */
-	RDT_SRC_BPF	= 2,	/* bpf/ programs (BPF ring buffer) */
+	RDT_SRC_BPF	= 2,	/* producers/bpf/ (BPF ring buffer) */
 	RDT_SRC_USER	= 3,	/* librdmatrace itself (e.g. drop markers) */
 	RDT_SRC_NCCL_PLUGIN = 4, /* libnccl-profiler-rdmatrace.so (1.3) */
-	RDT_SRC_VERBS	= 5,	/* bpf/verbs.bpf.c: provider uprobes (1.10) */
+	RDT_SRC_VERBS	= 5,	/* producers/bpf/verbs.bpf.c (1.10) */
 };
 
 /*
@@ -142,7 +142,7 @@ enum rdt_type {
 	RDT_EV_DEVICE_STATE	= 82,	/* 1.1: present when tracing went on */
 	RDT_EV_POST_FAIL	= 83,	/* 1.4: a post_send/recv that failed */
 
-	/* 128..191: bpf/ */
+	/* 128..191: producers/bpf/ */
 	RDT_EV_NCCL_CALL	= 128,	/* one NCCL API call, at its return */
 	RDT_EV_NCCL_COMM	= 129,	/* communicator initialised */
 	RDT_EV_RXE_CQE		= 130,	/* rxe_cq_post: every rxe completion */
@@ -596,7 +596,7 @@ struct rdt_ev_req_notify_cq {
 
 /* schema/gen.py: end */
 
-/* ---- bpf/: NCCL ---------------------------------------------------------- */
+/* ---- producers/bpf/: NCCL ------------------------------------------------ */
 
 enum rdt_nccl_fn {
 	RDT_NCCL_GET_UNIQUE_ID = 1,
@@ -655,7 +655,7 @@ struct rdt_ev_nccl_comm {
 
 /* schema/gen.py: end */
 
-/* ---- bpf/: rxe internals ------------------------------------------------- */
+/* ---- producers/bpf/: rxe internals --------------------------------------- */
 
 /* schema/gen.py: struct rdt_ev_rxe_cqe */
 struct rdt_ev_rxe_cqe {
@@ -720,7 +720,7 @@ struct rdt_ev_rxe_retry {
 
 /* schema/gen.py: end */
 
-/* ---- bpf/: TCP ----------------------------------------------------------- */
+/* ---- producers/bpf/: TCP ------------------------------------------------- */
 
 /* schema/gen.py: struct rdt_ev_tcp_retransmit */
 struct rdt_ev_tcp_retransmit {
@@ -736,7 +736,7 @@ struct rdt_ev_tcp_retransmit {
 
 /* schema/gen.py: end */
 
-/* ---- bpf/: USDT collective markers (tools/rdma-ring-allreduce) ---------- */
+/* ---- producers/bpf/: USDT collective markers (tools/rdma-ring-allreduce) */
 
 /* schema/gen.py: struct rdt_ev_coll_mark */
 struct rdt_ev_coll_mark {

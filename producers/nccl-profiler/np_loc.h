@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#include "../include/rdmatrace/wire.h"
+#include "../../include/rdmatrace/wire.h"
 #include "np_ring.h"
 
 #define NP_HIDDEN __attribute__((visibility("hidden")))

@@ -10,7 +10,7 @@ T=$(mktemp -d)
 trap 'kill $TRACER 2>/dev/null; rm -rf "$T"' EXIT
 TRACER=
 
-[ -x "$SELFTEST" ] || fail "$SELFTEST not built (make -C bpf on the host)"
+[ -x "$SELFTEST" ] || fail "$SELFTEST not built (make -C producers/bpf on the host)"
 
 # start_tracer ARGS...: run rdt-bpf-selftest ARGS, wait until attached.
 start_tracer() {

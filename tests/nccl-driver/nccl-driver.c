@@ -2,7 +2,7 @@
 /*
  * nccl-driver LIB: makes a fixed sequence of NCCL API calls into the
  * library at LIB (the real libnccl.so.2 or the test double) through
- * dlopen, and prints for every call the record the bpf/ NCCL source must
+ * dlopen, and prints for every call the record the producers/bpf/ NCCL source must
  * produce, in rdt-bpf-selftest's format:
  *
  *   NCCL_CALL fn=.. ret=.. count=.. datatype=.. op=.. root=.. comm=0x..
@@ -10,8 +10,8 @@
  *   NCCL_COMM fn=.. ret=.. comm=0x.. hash=0x.. rank=.. nranks=..
  *
  * The expected values come from the driver's own arguments, the library's
- * return values and the documented semantics (bpf/README.md), computed
- * here without any code from bpf/: comm hash = splitmix64 chain over the
+ * return values and the documented semantics (producers/bpf/README.md), computed
+ * here without any code from producers/bpf/: comm hash = splitmix64 chain over the
  * 128-byte ncclUniqueId the driver holds, seq = collectives per comm.
  * Also prints "pid=N" first and "ID <hex>" for each unique id.  With
  * NCCL_DRIVER_GO=FILE set it waits (60 s at most) for FILE to exist
@@ -31,7 +31,7 @@
 
 #define NCCL_IN_PROGRESS 7
 
-/* ---- the reference model of what bpf/ must report ---------------------- */
+/* ---- the reference model of what producers/bpf/ must report ------------ */
 
 static uint64_t splitmix64(uint64_t x)
 {
@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	c.comm = (uintptr_t)comm2; c.stream = (uintptr_t)STREAM;
 	op_call(&c, 1);
 
-	/* Split: root = color, op = key, stream = the new comm (bpf/README.md). */
+	/* Split: root = color, op = key, stream = the new comm (producers/bpf/README.md). */
 	r = p_ncclCommSplit(comm, 5, 9, &split, NULL);
 	c = base("ncclCommSplit", r);
 	c.comm = (uintptr_t)comm; c.root = 5; c.op = 9; c.stream = (uintptr_t)split;

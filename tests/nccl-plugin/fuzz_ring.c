@@ -34,7 +34,7 @@
 
 #include <rdmatrace/rdmatrace.h>
 
-#include "../../nccl-profiler/np_ring.h"
+#include "../../producers/nccl-profiler/np_ring.h"
 
 #define NOPS	8
 #define MIN_LEN	4096

@@ -70,8 +70,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../nccl-profiler/nccl_profiler_abi.h"
-#include "../../nccl-profiler/np_ring.h"
+#include "../../producers/nccl-profiler/nccl_profiler_abi.h"
+#include "../../producers/nccl-profiler/np_ring.h"
 
 static ncclProfiler_v5_t *p5;
 /* --stall-ms: set on the thread to stop, cleared when it stopped */
@@ -396,7 +396,7 @@ static const char *const algos_old[] = { "RING", "TREE", "COLLNET_DIRECT" };
 static const char *const protos_old[] = { "SIMPLE", "LL", "LL128" };
 
 /*
- * --stall-ms.  The plugin's emit path (nccl-profiler/rings.c fill()) asks
+ * --stall-ms.  The plugin's emit path (producers/nccl-profiler/rings.c fill()) asks
  * for the CPU after it stamped a record and before the caller publishes
  * it; this definition, exported from the executable (Makefile), is the
  * one the plugin binds to, so the thread marked stall_me stops right

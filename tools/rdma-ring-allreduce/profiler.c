@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "../../nccl-profiler/nccl_profiler_abi.h"
+#include "../../producers/nccl-profiler/nccl_profiler_abi.h"
 #include "common.h"
 #include "profiler.h"
 

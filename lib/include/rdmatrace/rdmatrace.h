@@ -239,8 +239,8 @@ int rdt_reader_add_file(struct rdt_reader *r, const char *path);
 int rdt_reader_add_relay(struct rdt_reader *r, const char *dir);
 int rdt_reader_add_source(struct rdt_reader *r, const char *name,
 			  const struct rdt_source_ops *ops, void *ctx);
-/* BPF programs of bpf/ (NCCL, rxe, TCP).  @bpf_opts is a
- * struct rdt_bpf_opts * from bpf/rdt_bpf.h; -ENOTSUP if built without. */
+/* BPF programs of producers/bpf/ (NCCL, rxe, TCP).  @bpf_opts is a
+ * struct rdt_bpf_opts * from producers/bpf/rdt_bpf.h; -ENOTSUP if built without. */
 int rdt_reader_add_bpf(struct rdt_reader *r, const void *bpf_opts);
 bool rdt_have_bpf(void);
 /* NCCL profiler plugin rings in @dir (NULL: $RDMATRACE_NCCL_DIR, else
