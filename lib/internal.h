@@ -619,7 +619,7 @@ struct rdt_sink_ops {
 
 /* The buffer of a sink's own regular file: 1 MiB, and 64 KiB for a live
  * reader, whose sinks are flushed whenever the reader waits for events
- * (sink.c's sink_idle): the file stays as close to what was traced as with
+ * (rdt_sink_flush(), from the pipeline's idle hook): the file stays as close to what was traced as with
  * stdio's 4 KiB while a busy reader writes 16 times less often. */
 #define RDT_SINK_IOBUF (1 << 20)
 #define RDT_SINK_LIVE_IOBUF (64 << 10)

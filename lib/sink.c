@@ -40,14 +40,15 @@ RDT_EXPORT const char *rdt_sink_error(const struct rdt_sink *s)
 	return s->error;
 }
 
-/* A live reader's wait: what the sink holds goes to its file first. */
-static void sink_idle(void *arg)
+/* A live reader's wait (rdt_pipeline): what the sink holds goes to its
+ * file first. */
+RDT_EXPORT int rdt_sink_flush(struct rdt_sink *s)
 {
-	struct rdt_sink *s = arg;
+	int ret = s->ops->flush ? s->ops->flush(s) : 0;
 
-	if (s->ops->flush)
-		s->ops->flush(s);
-	fflush(s->f);
+	if (s->f && fflush(s->f) && !ret)
+		ret = -errno;
+	return ret;
 }
 
 RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
@@ -102,12 +103,6 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		rdt_sink_set_error(s, "unknown output format %d", fmt);
 		ret = -EINVAL;
 	}
-	if (!ret && r && rdt_reader_live(r) && s->f &&
-	    rdt_reader_add_idle(r, sink_idle, s) < 0) {
-		if (s->ops->close)
-			s->ops->close(s, r);
-		ret = -ENOMEM;
-	}
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", s->error[0] ? s->error : strerror(-ret));
 		if (s->own_f)
@@ -135,8 +130,6 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 
 	if (!s)
 		return 0;
-	if (s->r)
-		rdt_reader_del_idle(s->r, s);
 	ret = s->ops->close(s, r ? r : s->r);
 	if (s->f && fflush(s->f) && !ret) {
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));

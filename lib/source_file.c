@@ -66,18 +66,20 @@ static int refill(struct file_buf *b)
  * header's: for the caller to name); 0 at the file's end; -EBADMSG for a
  * record the file ends inside; or -errno for a read error.
  */
-static int next_record(struct file_buf *b, struct rdt_hdr *h)
+static inline __attribute__((always_inline)) int
+next_record(struct file_buf *b, struct rdt_hdr *h)
 {
 	int ret;
 
 	for (;;) {
 		size_t avail = b->len - b->pos;
 
-		if (avail >= sizeof(*h)) {
+		if (__builtin_expect(avail >= sizeof(*h), 1)) {
 			memcpy(h, b->buf + b->pos, sizeof(*h));
 			/* Sizes above the buffer are impossible for this ABI
 			 * (u16, under BUF_MIN): a refill always makes room. */
-			if (h->magic == RDT_REC_MAGIC && h->size <= avail)
+			if (__builtin_expect(h->magic == RDT_REC_MAGIC &&
+					     h->size <= avail, 1))
 				return 1;
 			if (h->magic != RDT_REC_MAGIC || h->size < sizeof(*h))
 				return 1;
@@ -97,19 +99,18 @@ static int file_fill(struct rdt_src *s, const struct rdt_pass *pass)
 
 	(void)pass;	/* a file is in order: it reads on, whatever the pass */
 	ret = next_record(b, &h);
-	if (ret == 0) {
-		s->eof = true;
-		return 0;
-	}
-	if (ret == -EBADMSG) {
-		rdt_src_set_error(s, "%s: truncated record at offset %llu "
-				  "(%zu bytes left, file ends)", s->name,
-				  (unsigned long long)b->off, b->len - b->pos);
-		return ret;
-	}
-	if (ret < 0) {
-		rdt_src_set_error(s, "%s: read error: %s", s->name,
-				  strerror(-ret));
+	if (__builtin_expect(ret <= 0, 0)) {
+		if (ret == 0) {
+			s->eof = true;
+		} else if (ret == -EBADMSG) {
+			rdt_src_set_error(s, "%s: truncated record at offset %llu "
+					  "(%zu bytes left, file ends)", s->name,
+					  (unsigned long long)b->off,
+					  b->len - b->pos);
+		} else {
+			rdt_src_set_error(s, "%s: read error: %s", s->name,
+					  strerror(-ret));
+		}
 		return ret;
 	}
 	/* The record stays in buf as the stream's head: the next refill()

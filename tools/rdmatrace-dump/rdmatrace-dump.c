@@ -183,19 +183,13 @@ struct args {
 	bool strict;
 };
 
-/* --stuck's reports as records, into the trace being made (-o) and the
- * output (text, JSON, SQLite, Perfetto), beside the events. */
-struct stuck_out {
-	struct rdt_sink *bin, *out;
-	int err;
-};
-
 /* One run: the reader, where its events go, and what the loop keeps. */
 struct run {
 	struct rdt_reader *r;
 	struct rdt_filter *flt;
 	struct rdt_sink *bin, *out;	/* -o's trace, the output */
-	struct stuck_out stuck_out;
+	struct rdt_pipeline *pipe;	/* bin, then out */
+	bool stuck_err;		/* a --stuck report record not written */
 	struct rdt_stats *st;
 	struct rdt_stuck *stuck;
 	struct rdt_metrics *metrics;
@@ -478,14 +472,14 @@ static uint64_t stuck_due_set(uint64_t next)
 	return next;
 }
 
+/* --stuck's reports as records, into the trace being made (-o) and the
+ * output (text, JSON, SQLite, Perfetto), beside the events. */
 static void stuck_record(void *ctx, const struct rdt_event *ev)
 {
-	struct stuck_out *k = ctx;
+	struct run *x = ctx;
 
-	if (k->bin && rdt_sink_write(k->bin, ev) < 0)
-		k->err = 1;
-	if (k->out && rdt_sink_write(k->out, ev) < 0)
-		k->err = 1;
+	if (rdt_pipeline_write_sinks(x->pipe, ev) < 0)
+		x->stuck_err = true;
 }
 
 static void stuck_end(struct rdt_stuck *s, struct rdt_reader *r,
@@ -781,14 +775,19 @@ static int open_consumers(struct run *x, const struct args *a,
 			return -1;
 		/* Live with no saved trace: every rank is a process here. */
 		rdt_stuck_watch_procs(x->stuck, a->follow && !a->ninputs);
-		x->stuck_out.bin = x->bin;
-		x->stuck_out.out = x->out;
 		if (x->bin || x->out)
-			rdt_stuck_on_record(x->stuck, stuck_record, &x->stuck_out);
+			rdt_stuck_on_record(x->stuck, stuck_record, x);
 		sa->sa_handler = on_usr1;
 		sigaction(SIGUSR1, sa, NULL);
 		if (x->metrics)
 			rdt_metrics_watch_stuck(x->metrics, x->stuck);
+	}
+	x->pipe = rdt_pipeline_new(x->r);
+	if (!x->pipe ||
+	    (x->bin && rdt_pipeline_add_sink(x->pipe, x->bin) < 0) ||
+	    (x->out && rdt_pipeline_add_sink(x->pipe, x->out) < 0)) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", strerror(ENOMEM));
+		return -1;
 	}
 	return 0;
 }
@@ -797,12 +796,8 @@ static int open_consumers(struct run *x, const struct args *a,
 static int consume(struct run *x, const struct rdt_event *ev)
 {
 	x->events++;
-	if (x->bin && rdt_sink_write(x->bin, ev) < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(x->bin));
-		return -1;
-	}
-	if (x->out && rdt_sink_write(x->out, ev) < 0) {
-		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_sink_error(x->out));
+	if (rdt_pipeline_write(x->pipe, ev) < 0) {
+		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_pipeline_error(x->pipe));
 		return -1;
 	}
 	if (x->st)
@@ -870,10 +865,9 @@ static int finish(struct run *x, const struct args *a, int n)
 	np_status(x);
 	if (x->stuck) {
 		stuck_end(x->stuck, x->r, a, rdt_reader_last_ts(x->r));
-		if (x->stuck_out.err) {
+		if (x->stuck_err) {
 			fprintf(stderr, "rdmatrace-dump: --stuck: a report record could not be written: %s\n",
-				rdt_sink_error(x->stuck_out.bin ? x->stuck_out.bin :
-					       x->stuck_out.out));
+				rdt_pipeline_error(x->pipe));
 			ret = 1;
 		}
 	}
@@ -883,6 +877,9 @@ static int finish(struct run *x, const struct args *a, int n)
 	 * document on stdout. */
 	so = x->out && !a->write_path && a->format == RDT_FMT_PERFETTO ?
 	     stderr : stdout;
+	/* The pipeline first: its idle hook flushes the sinks. */
+	rdt_pipeline_free(x->pipe);
+	x->pipe = NULL;
 	if (rdt_sink_close(x->out, x->r) < 0 || rdt_sink_close(x->bin, x->r) < 0)
 		ret = 1;
 	x->out = x->bin = NULL;
@@ -921,6 +918,7 @@ static void serve_final(struct run *x, const struct args *a)
 
 static void run_free(struct run *x)
 {
+	rdt_pipeline_free(x->pipe);
 	rdt_sink_close(x->out, x->r);
 	rdt_sink_close(x->bin, x->r);
 	rdt_stats_free(x->st);

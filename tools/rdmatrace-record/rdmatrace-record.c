@@ -49,6 +49,7 @@ struct cpu {
 struct ctr {
 	struct rdt_reader *rd;
 	struct rdt_sink *sink;
+	struct rdt_pipeline *pipe;	/* the sink, flushed as the reader waits */
 	int idx;
 	size_t said;
 	unsigned long long records;
@@ -324,6 +325,14 @@ static int ctr_open(struct ctr *c, const char *outdir, unsigned int ms)
 		fprintf(stderr, "rdmatrace-record: %s: %s\n", c->path, err);
 		goto fail;
 	}
+	c->pipe = rdt_pipeline_new(c->rd);
+	if (!c->pipe || rdt_pipeline_add_sink(c->pipe, c->sink) < 0) {
+		fprintf(stderr, "rdmatrace-record: %s\n", strerror(ENOMEM));
+		rdt_pipeline_free(c->pipe);
+		c->pipe = NULL;
+		rdt_sink_close(c->sink, c->rd);
+		goto fail;
+	}
 	ctr_status(c);
 	return 0;
 fail:
@@ -341,9 +350,9 @@ static int ctr_pump(struct ctr *c, int wait_ms)
 	if (!c->rd)
 		return 0;
 	while ((ret = rdt_reader_next(c->rd, &ev, wait_ms)) == 1) {
-		if (rdt_sink_write(c->sink, &ev) < 0) {
+		if (rdt_pipeline_write(c->pipe, &ev) < 0) {
 			fprintf(stderr, "rdmatrace-record: %s: %s\n",
-				c->path, rdt_sink_error(c->sink));
+				c->path, rdt_pipeline_error(c->pipe));
 			return -1;
 		}
 		c->records++;
@@ -366,6 +375,8 @@ static int ctr_close(struct ctr *c)
 		return 0;
 	rdt_reader_stop(c->rd);
 	ret = ctr_pump(c, -1);
+	rdt_pipeline_free(c->pipe);
+	c->pipe = NULL;
 	cret = rdt_sink_close(c->sink, c->rd);
 	if (cret < 0) {
 		fprintf(stderr, "rdmatrace-record: %s: %s\n", c->path,

@@ -403,6 +403,9 @@ int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev);
 /* Writes the end-of-run summary (drops); returns 0 or -errno. */
 int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r);
 const char *rdt_sink_error(const struct rdt_sink *s);
+/* Hands what the sink holds to its file (a pipeline does it whenever a
+ * live reader waits); 0 or -errno. */
+int rdt_sink_flush(struct rdt_sink *s);
 
 /* ---- statistics (--stats) ---------------------------------------------------- */
 
@@ -506,6 +509,32 @@ size_t rdt_metrics_qp_series(const struct rdt_metrics *m);
  */
 int rdt_metrics_render(struct rdt_metrics *m, const struct rdt_reader *r,
 		       uint64_t now, char **buf, size_t *len);
+
+/* ---- the pipeline: the sinks a caller hangs off a reader -------------------- */
+
+/*
+ *	p = rdt_pipeline_new(r);
+ *	rdt_pipeline_add_sink(p, s);		in the order they get events
+ *	while (rdt_reader_next(r, &ev, ms) == 1)
+ *		if (rdt_pipeline_write(p, &ev) < 0) ...rdt_pipeline_error(p)
+ *	rdt_pipeline_free(p);			then close the sinks
+ *
+ * A live reader's pipeline flushes its sinks whenever the reader waits.
+ * It owns none of them: free it, then close them.  The analyses
+ * (rdt_stats_add(), rdt_stuck_add(), rdt_metrics_add()) take the same
+ * events from the caller.
+ */
+struct rdt_pipeline;
+struct rdt_pipeline *rdt_pipeline_new(struct rdt_reader *r);
+int rdt_pipeline_add_sink(struct rdt_pipeline *p, struct rdt_sink *s);
+/* 0, or the -errno of a sink's write that failed (it stops there). */
+int rdt_pipeline_write(struct rdt_pipeline *p, const struct rdt_event *ev);
+/* The same, but every sink gets @ev even after one failed: records an
+ * analysis makes (--stuck's reports). */
+int rdt_pipeline_write_sinks(struct rdt_pipeline *p,
+			     const struct rdt_event *ev);
+const char *rdt_pipeline_error(const struct rdt_pipeline *p);
+void rdt_pipeline_free(struct rdt_pipeline *p);
 
 #ifdef __cplusplus
 }
