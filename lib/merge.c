@@ -793,9 +793,9 @@ static bool src_active(const struct rdt_src *s)
 	return !s->eof && !s->failed;
 }
 
-static inline int fill_src(struct rdt_src *s)
+static inline int fill_src(struct rdt_reader *r, struct rdt_src *s)
 {
-	int ret = s->ops->fill(s, &s->r->pass);
+	int ret = s->ops->fill(s, &r->pass);
 
 	if (ret < 0 && !s->failed)
 		rdt_src_set_error(s, "%s: %s", s->name, strerror(-ret));
@@ -820,7 +820,7 @@ static bool fill_windowed(struct rdt_reader *r)
 		    rdt_src_ts(s, s->watermark) >=
 		    r->heap[0].ts + r->opts.reorder_window_ns)
 			continue;
-		fill_src(s);
+		fill_src(r, s);
 		filled = true;
 	}
 	return filled;
@@ -833,7 +833,7 @@ static void finish_live(struct rdt_reader *r)
 
 		if (!s->live || !src_active(s))
 			continue;
-		fill_src(s);
+		fill_src(r, s);
 		if (s->ops->finish)
 			s->ops->finish(s, &r->pass);
 		s->eof = true;
@@ -920,7 +920,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 
 		r->refill = NULL;
 		while (s && src_active(s) && !s->inheap)
-			if (fill_src(s) < 0)
+			if (fill_src(r, s) < 0)
 				break;
 		heap_settle(r);
 		if (!r->nheap)
@@ -959,7 +959,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			if (s->live) {
 				any_live = true;
 				if (src_active(s)) {
-					fill_src(s);
+					fill_src(r, s);
 					if (src_active(s) && s->horizon < horizon)
 						horizon = s->horizon;
 					if (src_active(s) && s->holds &&
@@ -972,7 +972,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 				/* Ordered stream: keep exactly its head in
 				 * the heap (unknown records push nothing). */
 				while (src_active(s) && !s->inheap)
-					if (fill_src(s) < 0)
+					if (fill_src(r, s) < 0)
 						break;
 			}
 			active |= src_active(s);

@@ -796,7 +796,8 @@ static int open_consumers(struct run *x, const struct args *a,
 static int consume(struct run *x, const struct rdt_event *ev)
 {
 	x->events++;
-	if (rdt_pipeline_write(x->pipe, ev) < 0) {
+	/* -q alone has no sink: no call */
+	if ((x->bin || x->out) && rdt_pipeline_write(x->pipe, ev) < 0) {
 		fprintf(stderr, "rdmatrace-dump: %s\n", rdt_pipeline_error(x->pipe));
 		return -1;
 	}
