@@ -11,6 +11,9 @@
  *		rdt_sink_write(s, &ev);
  *	rdt_sink_close(s, r);
  *	if (n < 0) fprintf(stderr, "%s\n", rdt_reader_error(r));
+ *
+ * A live reader (follow) flushes the sinks hung off an rdt_pipeline
+ * whenever it waits; see "the pipeline" below.
  */
 #ifndef RDMATRACE_RDMATRACE_H
 #define RDMATRACE_RDMATRACE_H
