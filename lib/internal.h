@@ -619,8 +619,9 @@ struct rdt_sink_ops {
 
 /* The buffer of a sink's own regular file: 1 MiB, and 64 KiB for a live
  * reader, whose sinks are flushed whenever the reader waits for events
- * (rdt_sink_flush(), from the pipeline's idle hook): the file stays as close to what was traced as with
- * stdio's 4 KiB while a busy reader writes 16 times less often. */
+ * (rdt_sink_flush(), from the pipeline's idle hook): the file stays as
+ * close to what was traced as with stdio's 4 KiB while a busy reader
+ * writes 16 times less often. */
 #define RDT_SINK_IOBUF (1 << 20)
 #define RDT_SINK_LIVE_IOBUF (64 << 10)
 
@@ -638,6 +639,18 @@ struct rdt_sink {
 	bool		have_first;
 	char		error[RDT_ERRLEN];
 };
+
+/* rdt_sink_write()'s body, inline where it runs for every event and every
+ * sink (pipeline.c): the first event's stamp, then the format's write. */
+static inline int rdt_sink_write_one(struct rdt_sink *s,
+				     const struct rdt_event *ev)
+{
+	if (__builtin_expect(!s->have_first, 0)) {
+		s->first_ts = ev->ts;
+		s->have_first = true;
+	}
+	return s->ops->write(s, ev);
+}
 
 int rdt_sink_text_init(struct rdt_sink *s);
 int rdt_sink_json_init(struct rdt_sink *s);

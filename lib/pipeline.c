@@ -61,21 +61,11 @@ RDT_EXPORT int rdt_pipeline_add_sink(struct rdt_pipeline *p, struct rdt_sink *s)
 	return 0;
 }
 
-/* rdt_sink_write(), inline: this runs for every event and every sink. */
-static inline int sink_write(struct rdt_sink *s, const struct rdt_event *ev)
-{
-	if (__builtin_expect(!s->have_first, 0)) {
-		s->first_ts = ev->ts;
-		s->have_first = true;
-	}
-	return s->ops->write(s, ev);
-}
-
 static __attribute__((noinline)) int write_all(struct rdt_pipeline *p,
 					       const struct rdt_event *ev)
 {
 	for (unsigned int i = 0; i < p->nsinks; i++) {
-		int ret = sink_write(p->sinks[i], ev);
+		int ret = rdt_sink_write_one(p->sinks[i], ev);
 
 		if (__builtin_expect(ret < 0, 0)) {
 			p->failed = p->sinks[i];
@@ -95,7 +85,7 @@ RDT_EXPORT int rdt_pipeline_write(struct rdt_pipeline *p,
 				  const struct rdt_event *ev)
 {
 	if (p->only)
-		return sink_write(p->only, ev);	/* rdt_pipeline_error(): it */
+		return rdt_sink_write_one(p->only, ev);	/* rdt_pipeline_error(): it */
 	return p->nsinks ? write_all(p, ev) : 0;
 }
 
@@ -107,7 +97,7 @@ RDT_EXPORT int rdt_pipeline_write_sinks(struct rdt_pipeline *p,
 	/* Every sink gets it, even after one failed: the others' files
 	 * lose nothing by that one. */
 	for (unsigned int i = 0; i < p->nsinks; i++) {
-		int r = sink_write(p->sinks[i], ev);
+		int r = rdt_sink_write_one(p->sinks[i], ev);
 
 		if (r < 0 && !ret) {
 			p->failed = p->sinks[i];

@@ -117,11 +117,7 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 
 RDT_EXPORT int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
-	if (!s->have_first) {
-		s->first_ts = ev->ts;
-		s->have_first = true;
-	}
-	return s->ops->write(s, ev);
+	return rdt_sink_write_one(s, ev);
 }
 
 RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)

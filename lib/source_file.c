@@ -17,8 +17,8 @@
 #define BUF_MIN (68 * 1024)
 
 /* A file's records, cut from large reads: the stream's (stdio, which
- * read the header) or a second look's (pread() from @rd_off, which moves
- * neither the stream's position nor its buffer). */
+ * read the header; the source's priv) or a second look's (pread() from
+ * @rd_off, which moves neither the stream's position nor its buffer). */
 struct file_buf {
 	FILE *f;
 	int fd;			/* >= 0: pread() from @rd_off, not @f */
@@ -28,10 +28,6 @@ struct file_buf {
 	size_t len, pos;	/* valid bytes in buf, next record in buf */
 	uint64_t off;		/* file offset of buf[pos] */
 	bool at_eof;
-};
-
-struct file_priv {
-	struct file_buf b;
 };
 
 static int refill(struct file_buf *b)
@@ -93,7 +89,7 @@ next_record(struct file_buf *b, struct rdt_hdr *h)
 
 static int file_fill(struct rdt_src *s, const struct rdt_pass *pass)
 {
-	struct file_buf *b = &((struct file_priv *)s->priv)->b;
+	struct file_buf *b = s->priv;
 	const unsigned char *rec;
 	struct rdt_hdr h;
 	uint64_t off;
@@ -141,7 +137,7 @@ static int file_fill(struct rdt_src *s, const struct rdt_pass *pass)
  */
 static int file_rescan(struct rdt_src *s, rdt_rec_fn fn, void *ctx)
 {
-	const struct file_buf *sb = &((struct file_priv *)s->priv)->b;
+	const struct file_buf *sb = s->priv;
 	struct file_buf b = { .fd = fileno(sb->f), .rd_off = s->fh.hdr_size,
 			      .cap = sb->cap, .off = s->fh.hdr_size };
 	struct rdt_hdr h;
@@ -160,13 +156,13 @@ static int file_rescan(struct rdt_src *s, rdt_rec_fn fn, void *ctx)
 
 static void file_close(struct rdt_src *s)
 {
-	struct file_priv *p = s->priv;
+	struct file_buf *p = s->priv;
 
 	if (!p)
 		return;
-	if (p->b.f)
-		fclose(p->b.f);
-	free(p->b.buf);
+	if (p->f)
+		fclose(p->f);
+	free(p->buf);
 	free(p);
 	s->priv = NULL;
 }
@@ -226,7 +222,7 @@ int rdt_src_read_file_hdr(struct rdt_src *s, FILE *f, const char *path)
 
 static int src_file_open(struct rdt_src *s, const char *path)
 {
-	struct file_priv *p = calloc(1, sizeof(*p));
+	struct file_buf *p = calloc(1, sizeof(*p));
 	struct stat st;
 	int ret;
 
@@ -234,26 +230,26 @@ static int src_file_open(struct rdt_src *s, const char *path)
 		return -ENOMEM;
 	s->priv = p;
 	s->ops = &file_ops;
-	p->b.fd = -1;
-	p->b.f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
-	if (!p->b.f) {
+	p->fd = -1;
+	p->f = strcmp(path, "-") ? fopen(path, "rb") : fdopen(dup(0), "rb");
+	if (!p->f) {
 		int e = errno;
 
 		rdt_src_set_error(s, "%s: cannot open trace file: %s", path,
 				  strerror(e));
 		return -e;
 	}
-	p->b.cap = BUF_SZ;
-	if (!fstat(fileno(p->b.f), &st) && S_ISREG(st.st_mode) &&
+	p->cap = BUF_SZ;
+	if (!fstat(fileno(p->f), &st) && S_ISREG(st.st_mode) &&
 	    st.st_size < BUF_SZ)
-		p->b.cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
-	p->b.buf = malloc(p->b.cap);
-	if (!p->b.buf)
+		p->cap = st.st_size < BUF_MIN ? BUF_MIN : (size_t)st.st_size;
+	p->buf = malloc(p->cap);
+	if (!p->buf)
 		return -ENOMEM;
-	ret = rdt_src_read_file_hdr(s, p->b.f, path);
+	ret = rdt_src_read_file_hdr(s, p->f, path);
 	if (ret < 0)
 		return ret;
-	p->b.off = s->fh.hdr_size;
+	p->off = s->fh.hdr_size;
 	return 0;
 }
 
