@@ -283,7 +283,9 @@ static bool pass_ahead(const struct rdt_pass *p, uint64_t ts)
 #define RDT_STALL_MIN_NS (1000 * 1000000ull)
 
 /* The merge's side of every fill: set once, as the options are fixed;
- * now, polled and stopping change as the reader runs. */
+ * now, polled and stopping change as the reader runs.  The merge reads
+ * the reorder window from here too, never from r->opts again: one copy,
+ * the one the sources see. */
 static void pass_init(struct rdt_reader *r)
 {
 	uint64_t w = r->opts.reorder_window_ns;
@@ -818,7 +820,7 @@ static bool fill_windowed(struct rdt_reader *r)
 			continue;
 		if (r->nheap && s->watermark != UINT64_MAX &&
 		    rdt_src_ts(s, s->watermark) >=
-		    r->heap[0].ts + r->opts.reorder_window_ns)
+		    r->heap[0].ts + r->pass.window_ns)
 			continue;
 		fill_src(r, s);
 		filled = true;
@@ -933,7 +935,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 	 * source and a check per relay CPU for each event were half the cost
 	 * of following a backlog). */
 	if (r->nheap && r->heap[0].ts < r->horizon && !r->pass.stopping &&
-	    r->heap[0].ts + r->opts.reorder_window_ns <= r->pass.now) {
+	    r->heap[0].ts + r->pass.window_ns <= r->pass.now) {
 		emit(r, ev);
 		return 1;
 	}
@@ -946,7 +948,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		 * them: a clock_gettime per event was ~12 % of it. */
 		if (r->live && (r->pass.polled || ++r->pass_reuse >= 64 || !r->nheap ||
 				r->stale ||
-				r->heap[0].ts + r->opts.reorder_window_ns >
+				r->heap[0].ts + r->pass.window_ns >
 				r->pass.now)) {
 			r->pass.now = rdt_now_mono();
 			r->pass_reuse = 0;
@@ -994,7 +996,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			}
 			/* Due, and no source that knows its writers can
 			 * still hand over anything earlier. */
-			if (r->heap[0].ts + r->opts.reorder_window_ns <=
+			if (r->heap[0].ts + r->pass.window_ns <=
 			    r->pass.now && r->heap[0].ts < r->hold) {
 				emit(r, ev);
 				return 1;
@@ -1021,7 +1023,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			}
 			if (r->nheap) {
 				uint64_t due = r->heap[0].ts +
-					       r->opts.reorder_window_ns;
+					       r->pass.window_ns;
 				int w = due > now ? (int)((due - now) / 1000000) + 1 : 0;
 
 				/* Due but held (a writer between its stamp
