@@ -40,7 +40,8 @@ static const char schema[] =
 " cpu INTEGER, pid INTEGER, tid INTEGER, comm TEXT, dev INTEGER, devname TEXT,"
 " via TEXT, cq_id INTEGER, qpn INTEGER, wr_id INTEGER, status INTEGER,"
 " status_name TEXT, opcode TEXT, byte_len INTEGER, src_qp INTEGER,"
-" wc_flags INTEGER, is_recv INTEGER, post_ts_ns INTEGER, latency_ns INTEGER);\n"
+" wc_flags INTEGER, is_recv INTEGER, post_ts_ns INTEGER, latency_ns INTEGER,"
+" tx_pkts INTEGER, tx_bytes INTEGER, rx_pkts INTEGER, rx_bytes INTEGER);\n"
 /* Kept during the load, unlike the others: rows come in time order, so
  * each key goes at the index's end (half the cost of a build after). */
 "CREATE INDEX completions_ts ON completions(ts_ns);\n"
@@ -229,8 +230,9 @@ static const char *const sql[ST_MAX] = {
 		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_WC] = "INSERT INTO completions(ts_ns,host,cpu,pid,tid,comm,dev,devname,"
 		"via,cq_id,qpn,wr_id,status,status_name,opcode,byte_len,src_qp,"
-		"wc_flags,is_recv,post_ts_ns,latency_ns) "
-		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		"wc_flags,is_recv,post_ts_ns,latency_ns,tx_pkts,tx_bytes,rx_pkts,"
+		"rx_bytes) "
+		"VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_QPS] = "INSERT INTO qp_states(ts_ns,host,cpu,pid,comm,dev,devname,qpn,"
 		"old_state,new_state,cur_state,attr_mask,dest_qpn,sq_psn,rq_psn,"
 		"path_mtu,timeout,retry_cnt,rnr_retry,ret,duration_ns,dgid,sgid) "
@@ -665,6 +667,16 @@ static void completion(struct sq *q, const struct rdt_event *ev)
 	} else {
 		bnull(&b);
 		bnull(&b);
+	}
+	/* rxe's counts of the QP's packets since its last CQE (ABI 1.15) */
+	if (rxe && r->rxe_cqe.counted) {
+		bi(&b, r->rxe_cqe.tx_pkts);
+		bi(&b, (int64_t)r->rxe_cqe.tx_bytes);
+		bi(&b, r->rxe_cqe.rx_pkts);
+		bi(&b, (int64_t)r->rxe_cqe.rx_bytes);
+	} else {
+		for (int i = 0; i < 4; i++)
+			bnull(&b);
 	}
 	done(q, &b);
 }

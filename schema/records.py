@@ -85,7 +85,7 @@ TYPES = [
     '128..191: producers/bpf/',
     (128, 'NCCL_CALL', 'nccl_call', 'nccl_call', None, 'one NCCL API call, at its return'),
     (129, 'NCCL_COMM', 'nccl_comm', 'nccl_comm', None, 'communicator initialised'),
-    (130, 'RXE_CQE', 'rxe_cqe', 'rxe_cqe', None, 'rxe_cq_post: every rxe completion'),
+    (130, 'RXE_CQE', 'rxe_cqe', 'rxe_cqe', 'tx_bytes', 'rxe_cq_post: every rxe completion'),
     (131, 'RXE_RCV', 'rxe_rcv', 'rxe_rcv', None, 'rxe_rcv: every received packet'),
     (132, 'RXE_RETRY', 'rxe_retry', 'rxe_retry', None, 'requester retransmit / RNR retry'),
     (133, 'TCP_RETRANSMIT', 'tcp_retransmit', 'tcp_retransmit', None, 'tcp:tcp_retransmit_skb'),
@@ -384,7 +384,23 @@ LAYOUTS = {
         ("__u32", "opcode", "E:rdt_wc_opcode_name", "opcode", "enum ib_wc_opcode"),
         ("__u32", "byte_len", "U", "byte_len", None),
         ("__u32", "user", "U", "user", "1: CQ is mapped to userspace"),
-    ], ["cq", "qpn", "wr_id", "status", "opcode", "byte_len", "user"]),
+        # 1.15: the QP's packets since its last RXE_CQE record, counted by
+        # the xmit/rcv hooks in a map instead of a record each (--rxe;
+        # --rxe=packets records them too).  Sums over a QP's records are
+        # exact; a packet that races a completion counts in the next one.
+        ("__u64", "tx_bytes", "U", "tx_bytes", "1.15: sent since its last CQE (BTH to ICRC)", "$.counted"),
+        ("__u64", "rx_bytes", "U", "rx_bytes", "1.15: received since its last CQE", "$.counted"),
+        ("__u32", "tx_pkts", "U", "tx_pkts", "1.15: packets sent since its last CQE", "$.counted"),
+        ("__u32", "rx_pkts", "U", "rx_pkts", "1.15: packets received since its last CQE", "$.counted"),
+        ("__u32", "tx_psn_first", "U", "tx_psn_first", "1.15: of those sent (best effort)", "$.tx_pkts"),
+        ("__u32", "tx_psn_last", "U", "tx_psn_last", None, "$.tx_pkts"),
+        ("__u32", "rx_psn_first", "U", "rx_psn_first", "1.15: of those received (best effort)", "$.rx_pkts"),
+        ("__u32", "rx_psn_last", "U", "rx_psn_last", None, "$.rx_pkts"),
+        ("__u32", "counted", "H", None, "1.15: 1: the packet fields above hold counts"),
+        ("__u32", "pad", "H", None, None),
+    ], ["cq", "qpn", "wr_id", "status", "opcode", "byte_len", "user",
+        "tx_pkts", "tx_bytes", "tx_psn_first", "tx_psn_last",
+        "rx_pkts", "rx_bytes", "rx_psn_first", "rx_psn_last"]),
     "rxe_rcv": (None, [
         ("__u32", "qpn", "U", "qpn", "destination QPN of the packet"),
         ("__u32", "psn", "U", "psn", None),

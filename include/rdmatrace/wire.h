@@ -65,8 +65,12 @@
  * else IB_CQ_NEXT_COMP), dur_ns the call's time.
  * 1.14: RDT_EV_COLL_STEP (141): a USDT-marked collective's rank began a
  * step (rdma-ring-allreduce's rdmatrace:coll_step).
+ * 1.15: rdt_ev_rxe_cqe.tx_bytes .. counted, appended: the QP's packets
+ * since its last RXE_CQE, counted by the BPF rxe source's xmit/rcv hooks
+ * (it records each packet only with --rxe=packets).  A 1.14 record is 48
+ * bytes shorter: readers take it, counted 0.
  */
-#define RDT_ABI_MINOR		14
+#define RDT_ABI_MINOR		15
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -667,6 +671,16 @@ struct rdt_ev_rxe_cqe {
 	__u32	opcode;			/* enum ib_wc_opcode */
 	__u32	byte_len;
 	__u32	user;			/* 1: CQ is mapped to userspace */
+	__u64	tx_bytes;		/* 1.15: sent since its last CQE (BTH to ICRC) */
+	__u64	rx_bytes;		/* 1.15: received since its last CQE */
+	__u32	tx_pkts;		/* 1.15: packets sent since its last CQE */
+	__u32	rx_pkts;		/* 1.15: packets received since its last CQE */
+	__u32	tx_psn_first;		/* 1.15: of those sent (best effort) */
+	__u32	tx_psn_last;
+	__u32	rx_psn_first;		/* 1.15: of those received (best effort) */
+	__u32	rx_psn_last;
+	__u32	counted;		/* 1.15: 1: the packet fields above hold counts */
+	__u32	pad;
 };
 
 /* schema/gen.py: end */

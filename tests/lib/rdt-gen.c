@@ -51,6 +51,10 @@
  *               post and its poll, and every send of a QP has wr_id 7 (as
  *               ibv_rc_pingpong reuses its wr_ids); N 2: the last QP is
  *               never polled (its CQEs only)
+ *   -k N        with -J, N 1: each CQE carries its QP's packets since its
+ *               last (ABI 1.15): 4 of 1052 bytes sent, PSNs 4c..4c+3 for
+ *               the QP's c-th CQE, and 1 ACK of 32 bytes received, PSN
+ *               4c+3; N 2: the CQEs are 1.14 records, 48 bytes shorter
  *   -R N        N allreduce collectives marked begin/end (RDT_EV_COLL_MARK)
  *               by 4 ranks, pids 5000+k, seq 0..N-1, one every 1 ms from
  *               start + 50 ms: rank k begins 10 us * k in, posts a send
@@ -140,6 +144,7 @@ static uint32_t pid = 4242;
 static long shorter = -1;	/* -W: -1 none */
 static int gid_own, gid_peer;	/* -g */
 static unsigned long cqes;	/* -J */
+static unsigned long cqe_counts;	/* -k */
 static uint32_t unpolled_qpn;	/* -J 2: this QP's sends are not polled */
 static unsigned long ncclwrs;	/* -I */
 static unsigned long errevery, npolled;	/* -e */
@@ -190,8 +195,9 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 	if (!done)
 		return;
 	if (cqes) {
-		struct rdt_ev_rxe_cqe *c = rec(RDT_EV_RXE_CQE, sizeof(*c),
-					       t + lat / 2, 0);
+		struct rdt_ev_rxe_cqe *c = rec(RDT_EV_RXE_CQE, cqe_counts == 2 ?
+					       offsetof(struct rdt_ev_rxe_cqe, tx_bytes) :
+					       sizeof(*c), t + lat / 2, 0);
 
 		c->hdr.pid = c->hdr.tid = 0;	/* rxe's kworker */
 		c->wr_id = wr_id;
@@ -199,6 +205,20 @@ static void post(uint32_t qpn, uint64_t wr_id, uint16_t index, uint64_t t,
 		c->cq_id = 1;
 		c->byte_len = 4096;
 		c->user = 1;
+		if (cqe_counts == 1) {
+			/* the QP's n-th CQE */
+			static uint32_t nth[1024];
+			uint32_t n = nth[qpn % 1024]++;
+
+			c->counted = 1;
+			c->tx_pkts = 4;
+			c->tx_bytes = 4 * 1052;
+			c->tx_psn_first = 4 * n;
+			c->tx_psn_last = 4 * n + 3;
+			c->rx_pkts = 1;
+			c->rx_bytes = 32;
+			c->rx_psn_first = c->rx_psn_last = 4 * n + 3;
+		}
 		if (qpn == unpolled_qpn)
 			return;
 	}
@@ -610,7 +630,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int c;
 
-	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:g:I:U:z:Oe:")) != -1) {
+	while ((c = getopt(argc, argv, "q:n:l:t:s:c:b:o:H:L:G:u:N:T:A:V:p:F:P:K:M:S:D:m:d:j:1C:r:Y:EXW:R:Z:J:k:g:I:U:z:Oe:")) != -1) {
 		switch (c) {
 		case 'q': qps = strtoul(optarg, NULL, 0); break;
 		case 'n': wrs = strtoul(optarg, NULL, 0); break;
@@ -655,6 +675,7 @@ int main(int argc, char **argv)
 			break;
 		case 'R': ring = strtoul(optarg, NULL, 0); break;
 		case 'J': cqes = strtoul(optarg, NULL, 0); break;
+		case 'k': cqe_counts = strtoul(optarg, NULL, 0); break;
 		case 'I': {
 			char *e;
 
