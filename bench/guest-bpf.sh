@@ -4,7 +4,9 @@
 # under -icount, where guest ns count guest instructions: ib_write_bw over
 # rxe0 without and with `rdmatrace-dump --rxe` attached (its programs on
 # rxe_xmit_packet, rxe_rcv, rxe_cq_post and the retry timers, and its
-# reader), interleaved REPS times.  Per traced run:
+# reader), interleaved REPS times.  `--rxe` as a user runs it: since ABI
+# 1.15 packets are counted in a map and carried in the next CQE, not
+# recorded (--rxe=packets records them).  Per traced run:
 #   bpf.rxe.prog_per_packet    the programs' own run time per packet
 #                              (kernel.bpf_stats_enabled; attach not counted)
 #   bpf.rxe.added_per_packet   the whole slowdown of ib_write_bw's measured

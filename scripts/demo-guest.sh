@@ -49,8 +49,10 @@ say "starting rdmatrace-dump --follow (relay + BPF rxe/tcp/verbs + USDT + NCCL p
 # --verbs: the ring's own posts and polls (rdma-core's rxe provider posts
 # in userspace), joined to the module's doorbells and rxe's CQEs.
 # --stuck=5: a healthy run must report nothing (demo.sh checks; its
-# slowest collective under TCG took 0.4 s).
-"$DUMP" -f --rxe --tcp --verbs --stuck=5 --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
+# slowest collective under TCG took 0.4 s).  --rxe=packets: every packet
+# on the timeline too (by default only counted in each CQE), and the
+# report sets rxe_rcv's count against the port counter.
+"$DUMP" -f --rxe=packets --tcp --verbs --stuck=5 --usdt="$RRA" -o "$OUT/trace.rdt" -F text -w "$OUT/live.txt" \
 	2>"$OUT/dump.err" &
 dpid=$!
 i=0

@@ -391,6 +391,14 @@ def main():
                               (dev,)).fetchone()[0]
             extra = (f"  (BPF rxe_rcv saw {seen} packets on {dn}: "
                      f"{'equal' if seen == tot_d else f'differs by {seen - tot_d}'})")
+        if name in ("rcvd_pkts", "sent_pkts") and dev is not None:
+            # What the CQEs counted (ABI 1.15): each QP's packets up to its
+            # last completion, so at most a few fewer than the NIC's.
+            col = "rx_pkts" if name == "rcvd_pkts" else "tx_pkts"
+            n = db.execute(f"SELECT sum({col}) FROM completions WHERE via='rxe' AND dev=?",
+                           (dev,)).fetchone()[0]
+            if n is not None:
+                extra += f"  (rxe's CQEs counted {n})"
         print(f"{dn}/{port} {name:<28} +{tot_d} in {nrec} samples{extra}")
 
     # ---- drops ---------------------------------------------------------------

@@ -4,7 +4,7 @@
  * record as one line of key=value pairs (stable, for tests to grep), the
  * status lines on stderr, and "dropped=N" at the end.
  *
- *   rdt-bpf-selftest [--nccl[=PATH[:PATH..]|PID]] [--rxe] [--tcp] [--usdt=BIN]
+ *   rdt-bpf-selftest [--nccl[=PATH[:PATH..]|PID]] [--rxe[=packets]] [--tcp] [--usdt=BIN]
  *                    [--duration=SEC] [--ready=FILE]
  *
  * --ready=FILE is created once everything is attached, so a test can
@@ -73,9 +73,13 @@ static int print_rec(void *ctx, const void *rec, size_t len)
 	case RDT_EV_RXE_CQE: {
 		const struct rdt_ev_rxe_cqe *e = rec;
 
-		printf("RXE_CQE dev=%u qpn=%u cq=%u wr_id=0x%" PRIx64 " status=%u opcode=%u "
-		       "byte_len=%u user=%u\n", h->dev, e->qpn, e->cq_id, (uint64_t)e->wr_id,
-		       e->status, e->opcode, e->byte_len, e->user);
+		/* The QP's packets since its last CQE before the CQE's own
+		 * fields, so that "user=N" stays last. */
+		printf("RXE_CQE dev=%u qpn=%u cq=%u counted=%u tx_pkts=%u tx_bytes=%" PRIu64
+		       " rx_pkts=%u rx_bytes=%" PRIu64 " wr_id=0x%" PRIx64 " status=%u opcode=%u "
+		       "byte_len=%u user=%u\n", h->dev, e->qpn, e->cq_id, e->counted, e->tx_pkts,
+		       (uint64_t)e->tx_bytes, e->rx_pkts, (uint64_t)e->rx_bytes,
+		       (uint64_t)e->wr_id, e->status, e->opcode, e->byte_len, e->user);
 		break;
 	}
 	case RDT_EV_RXE_RCV: {
@@ -150,6 +154,8 @@ int main(int argc, char **argv)
 			o.nccl_target = a[6] ? a + 7 : NULL;
 		} else if (!strcmp(a, "--rxe")) {
 			o.rxe = true;
+		} else if (!strcmp(a, "--rxe=packets")) {
+			o.rxe = o.rxe_packets = true;
 		} else if (!strcmp(a, "--tcp")) {
 			o.tcp = true;
 		} else if (!strncmp(a, "--usdt=", 7)) {
@@ -160,7 +166,7 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--ready=", 8)) {
 			ready = a + 8;
 		} else {
-			fprintf(stderr, "usage: %s [--nccl[=PATH|PID]] [--rxe] [--tcp] [--usdt=BIN] "
+			fprintf(stderr, "usage: %s [--nccl[=PATH|PID]] [--rxe[=packets]] [--tcp] [--usdt=BIN] "
 				"[--duration=SEC] [--ready=FILE]\n", argv[0]);
 			return 2;
 		}

@@ -43,6 +43,7 @@ struct rdt_bpf {
 	pthread_cond_t verbs_cv;
 	struct rdt_links verbs_links;
 	struct rdt_links links;
+	bool rxe_packets;		/* rdt_bpf_opts.rxe_packets */
 	int (*cb)(void *, const void *, size_t);
 	void *cb_ctx;
 	char status[4096];
@@ -147,6 +148,7 @@ static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t wh
 		bpf_program__set_autoload(fe[i], fentry);
 		bpf_program__set_autoload(kp[i], !fentry);
 	}
+	b->rxe->rodata->rxe_packets = b->rxe_packets;
 	if (share_maps(b, b->rxe->maps.rdt_events, b->rxe->maps.rdt_drops) ||
 	    rdt_rxe__load(b->rxe)) {
 		snprintf(why, whylen, "load: %s", last_libbpf_msg);
@@ -215,6 +217,9 @@ static bool kernel_preempts(void)
 	return strstr(mode, "(full)") || strstr(mode, "(lazy)");
 }
 
+/* What the status line says of packets. */
+#define RXE_PACKETS(b) ((b)->rxe_packets ? "recorded" : "counted per QP in its CQEs")
+
 static bool open_rxe(struct rdt_bpf *b)
 {
 	char why_fe[512] = "open failed", why_kp[512] = "open failed";
@@ -250,13 +255,15 @@ static bool open_rxe(struct rdt_bpf *b)
 		b->rxe = rdt_rxe__open();
 	}
 	if (b->rxe && open_rxe_family(b, true, why_fe, sizeof(why_fe))) {
-		status(b, "rxe: attached (fentry) " RXE_HOOK_LIST "%s", why_fe);
+		status(b, "rxe: attached (fentry) " RXE_HOOK_LIST "%s; packets %s", why_fe,
+		       RXE_PACKETS(b));
 		return true;
 	}
 	rdt_rxe__destroy(b->rxe);
 	b->rxe = rdt_rxe__open();
 	if (b->rxe && open_rxe_family(b, false, why_kp, sizeof(why_kp))) {
-		status(b, "rxe: attached (kprobe; fentry %s) " RXE_HOOK_LIST "%s", why_fe, why_kp);
+		status(b, "rxe: attached (kprobe; fentry %s) " RXE_HOOK_LIST "%s; packets %s",
+		       why_fe, why_kp, RXE_PACKETS(b));
 		return true;
 	}
 	status(b, "rxe: not attached: fentry %s; kprobe %s", why_fe, why_kp);
@@ -465,6 +472,7 @@ struct rdt_bpf *rdt_bpf_open(const struct rdt_bpf_opts *o, char *err, size_t err
 		attached += open_nccl(b, o->nccl_target);
 	else
 		status(b, "nccl: off");
+	b->rxe_packets = o->rxe_packets;
 	if (o->rxe)
 		attached += open_rxe(b);
 	else

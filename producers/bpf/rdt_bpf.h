@@ -19,7 +19,7 @@ extern "C" {
 
 struct rdt_bpf_opts {
 	bool nccl;		/* NCCL API uprobes (RDT_EV_NCCL_CALL, _NCCL_COMM) */
-	bool rxe;		/* rdma_rxe internals (RDT_EV_RXE_CQE, _RCV, _RETRY) */
+	bool rxe;		/* rdma_rxe internals (RDT_EV_RXE_CQE, _RETRY) */
 	bool tcp;		/* tcp:tcp_retransmit_skb (RDT_EV_TCP_RETRANSMIT) */
 	bool usdt;		/* rdmatrace:coll_begin/end (RDT_EV_COLL_MARK) */
 	/*
@@ -41,6 +41,12 @@ struct rdt_bpf_opts {
 	const char *usdt_target;
 	/* Ring buffer size in bytes, a power of two >= page size; 0: 4 MiB. */
 	size_t ringbuf_bytes;
+	/*
+	 * rxe: also a record per packet (RDT_EV_RXE_XMIT, _RCV), as clock
+	 * alignment across hosts needs.  Otherwise packets are counted per
+	 * QP, and each RDT_EV_RXE_CQE carries its QP's counts since the last.
+	 */
+	bool rxe_packets;
 };
 
 struct rdt_bpf;

@@ -3,9 +3,16 @@
  * rdma_rxe internals: every completion (rxe_cq_post, user and kernel CQs
  * alike: rdma-core's rxe provider polls CQs in userspace, so the kmod's
  * poll_cq wrapper never sees them), every received packet (rxe_rcv), every
- * sent one (rxe_xmit_packet) and the requester's retries.  Each hook exists twice, fentry and kprobe (RXE_HOOK),
- * sharing one body; the loader autoloads one family: fentry where the
- * kernel can attach it to module BTF, kprobe otherwise.
+ * sent one (rxe_xmit_packet) and the requester's retries.  Each hook
+ * exists twice, fentry and kprobe (RXE_HOOK), sharing one body; the loader
+ * autoloads one family: fentry where the kernel can attach it to module
+ * BTF, kprobe otherwise.
+ *
+ * Packets are counted, not recorded, unless the loader sets rxe_packets
+ * (--rxe=packets: clock alignment wants each one): a record per packet
+ * doubled a traced ring AllReduce's time (make bench), where a map
+ * update per packet and the counts in the QP's next CQE record say how
+ * much went over the wire between two completions.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -32,6 +39,101 @@ char LICENSE[] SEC("license") = "GPL";
  */
 #define RXE_RD(direct, expr, ...) ((direct) ? (expr) : BPF_CORE_READ(__VA_ARGS__))
 
+/* Set by the loader before load: also a record per packet. */
+const volatile bool rxe_packets;
+
+/* A QP's packets since its last CQE record: by device and local QPN. */
+struct rxe_qp_key {
+	__u32 dev;
+	__u32 qpn;
+};
+
+/* 64-bit counts: BPF's atomic exchange and fetch-add (without alu32)
+ * take no narrower operand. */
+struct rxe_qp_count {
+	__u64 tx_bytes, rx_bytes;
+	__u64 tx_pkts, rx_pkts;
+	__u32 tx_psn_first, tx_psn_last, rx_psn_first, rx_psn_last;
+};
+
+/*
+ * LRU: a destroyed QP's entry goes when room is needed.  A QPN used again
+ * before then starts from the old one's last packets (those after its
+ * last completion), a few at most.  Preallocated: 16 k QPs' entries are
+ * about 1.5 MiB of kernel memory.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct rxe_qp_key);
+	__type(value, struct rxe_qp_count);
+} rxe_counts SEC(".maps");
+
+static __always_inline struct rxe_qp_count *qp_count(__u32 dev, __u32 qpn)
+{
+	struct rxe_qp_key k = { .dev = dev, .qpn = qpn };
+	struct rxe_qp_count *c = bpf_map_lookup_elem(&rxe_counts, &k);
+	struct rxe_qp_count zero = {};
+
+	if (c)
+		return c;
+	/* Another CPU may add it first: NOEXIST keeps its counts. */
+	bpf_map_update_elem(&rxe_counts, &k, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&rxe_counts, &k);
+}
+
+/*
+ * One packet on @qpn's side @tx.  The counts are atomic (a QP's requester
+ * and responder send from different tasks, and its completions are taken
+ * on a third); the PSN range is best effort.
+ */
+static __always_inline void count_packet(__u32 dev, __u32 qpn, bool tx, __u32 psn,
+					 __u32 len)
+{
+	struct rxe_qp_count *c = qp_count(dev, qpn);
+
+	if (!c)
+		return;
+	if (tx) {
+		if (!__sync_fetch_and_add(&c->tx_pkts, 1))
+			c->tx_psn_first = psn;
+		__sync_fetch_and_add(&c->tx_bytes, len);
+		c->tx_psn_last = psn;
+	} else {
+		if (!__sync_fetch_and_add(&c->rx_pkts, 1))
+			c->rx_psn_first = psn;
+		__sync_fetch_and_add(&c->rx_bytes, len);
+		c->rx_psn_last = psn;
+	}
+}
+
+/* The QP's counts into its CQE record, and from zero again. */
+static __always_inline void take_counts(struct rdt_ev_rxe_cqe *e, __u32 dev)
+{
+	struct rxe_qp_key k = { .dev = dev, .qpn = e->qpn };
+	struct rxe_qp_count *c = bpf_map_lookup_elem(&rxe_counts, &k);
+
+	e->counted = 1;
+	e->pad = 0;
+	if (!c) {
+		e->tx_bytes = e->rx_bytes = 0;
+		e->tx_pkts = e->rx_pkts = 0;
+		e->tx_psn_first = e->tx_psn_last = 0;
+		e->rx_psn_first = e->rx_psn_last = 0;
+		return;
+	}
+	/* The PSNs before the counts go: a packet counted after the swap
+	 * sets the next range's first PSN. */
+	e->tx_psn_first = c->tx_psn_first;
+	e->tx_psn_last = c->tx_psn_last;
+	e->rx_psn_first = c->rx_psn_first;
+	e->rx_psn_last = c->rx_psn_last;
+	e->tx_pkts = (__u32)__sync_lock_test_and_set(&c->tx_pkts, 0);
+	e->rx_pkts = (__u32)__sync_lock_test_and_set(&c->rx_pkts, 0);
+	e->tx_bytes = __sync_lock_test_and_set(&c->tx_bytes, 0);
+	e->rx_bytes = __sync_lock_test_and_set(&c->rx_bytes, 0);
+}
+
 /*
  * The head of a user CQE: struct ib_uverbs_wc, a UAPI layout, read in one
  * call.  It shares struct rxe_cqe's union with struct ib_wc, and the
@@ -54,12 +156,12 @@ static __always_inline void on_cq_post(struct rxe_cq___rdt *cq, struct rxe_cqe__
 	struct rdt_uverbs_wc_head uwc;
 	struct rdt_ev_rxe_cqe *e;
 	bool user = RXE_RD(d, cq->is_user, cq, is_user);
+	__u32 dev = RXE_RD(d, cq->ibcq.device->index, cq, ibcq.device, index);
 
 	/* Zeroes on a fault, as BPF_CORE_READ gives. */
 	if (user)
 		bpf_probe_read_kernel(&uwc, sizeof(uwc), &cqe->uibwc);
-	e = RDT_RESERVE(RDT_EV_RXE_CQE, struct rdt_ev_rxe_cqe, bpf_ktime_get_ns(),
-			RXE_RD(d, cq->ibcq.device->index, cq, ibcq.device, index));
+	e = RDT_RESERVE(RDT_EV_RXE_CQE, struct rdt_ev_rxe_cqe, bpf_ktime_get_ns(), dev);
 	if (!e)
 		return;
 	e->cq_id = RXE_RD(d, cq->elem.index, cq, elem.index);
@@ -78,6 +180,7 @@ static __always_inline void on_cq_post(struct rxe_cq___rdt *cq, struct rxe_cqe__
 		e->byte_len = RXE_RD(d, cqe->ibwc.byte_len, cqe, ibwc.byte_len);
 		e->qpn = RXE_RD(d, cqe->ibwc.qp->qp_num, cqe, ibwc.qp, qp_num);
 	}
+	take_counts(e, dev);
 	rdt_submit(e);
 }
 
@@ -108,20 +211,25 @@ static __always_inline void on_rcv(struct sk_buff *skb, const bool d)
 	__u32 dev = BPF_CORE_READ(rxe, ib_dev.index);
 	__u64 ts = bpf_ktime_get_ns();
 	struct rdt_ev_rxe_rcv *e;
-	__u32 qpn, psn;
+	__u32 qpn, psn, len;
 
 	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
 		return;
 	qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
 	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	len = RXE_RD(d, pkt->paylen, pkt, paylen);
 
-	e = RDT_RESERVE(RDT_EV_RXE_RCV, struct rdt_ev_rxe_rcv, ts, dev);
-	if (e) {
-		e->opcode = bth[0];
-		e->qpn = qpn;
-		e->psn = psn;
-		e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
-		rdt_submit(e);
+	/* The destination QPN is this host's QP: the one whose CQEs carry it. */
+	count_packet(dev, qpn, false, psn, len);
+	if (rxe_packets) {
+		e = RDT_RESERVE(RDT_EV_RXE_RCV, struct rdt_ev_rxe_rcv, ts, dev);
+		if (e) {
+			e->opcode = bth[0];
+			e->qpn = qpn;
+			e->psn = psn;
+			e->length = len;
+			rdt_submit(e);
+		}
 	}
 
 	/*
@@ -144,25 +252,33 @@ static __always_inline void on_rcv(struct sk_buff *skb, const bool d)
  * rxe_prepare has pushed UDP and IP before this call, so the network
  * header is set; pkt->hdr points at the BTH.  paylen is the same
  * BTH-to-ICRC length rxe_rcv's pkt carries on the peer, so both ends of
- * one packet record the same length.  Three reads of packet bytes/fields
- * (BTH, IP header, paylen) and the QP's number and device.
+ * one packet record (and count) the same length.  Counted: the BTH,
+ * paylen, the QP's number and device; recorded, the IP header too.
  */
 static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
 				    struct sk_buff *skb, const bool d)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	__u8 bth[12], ip[40];
-	unsigned char *head = RXE_RD(d, skb->head, skb, head);
-	__u16 nh = RXE_RD(d, skb->network_header, skb, network_header);
+	__u32 dev = RXE_RD(d, qp->ibqp.device->index, qp, ibqp.device, index);
+	__u32 len = RXE_RD(d, pkt->paylen, pkt, paylen);
+	__u32 psn;
+	unsigned char *head;
 	struct rdt_ev_rxe_xmit *e;
+	__u16 nh;
 
 	if (bpf_probe_read_kernel(bth, sizeof(bth), RXE_RD(d, pkt->hdr, pkt, hdr)))
 		return;
+	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	count_packet(dev, RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num), true, psn, len);
+	if (!rxe_packets)
+		return;
+	head = RXE_RD(d, skb->head, skb, head);
+	nh = RXE_RD(d, skb->network_header, skb, network_header);
 	/* An IPv4 header is 20 bytes, but UDP and the BTH follow it: 40 are there. */
 	if (bpf_probe_read_kernel(ip, sizeof(ip), head + nh))
 		return;
-	e = RDT_RESERVE(RDT_EV_RXE_XMIT, struct rdt_ev_rxe_xmit, ts,
-			RXE_RD(d, qp->ibqp.device->index, qp, ibqp.device, index));
+	e = RDT_RESERVE(RDT_EV_RXE_XMIT, struct rdt_ev_rxe_xmit, ts, dev);
 	if (!e)
 		return;
 	__builtin_memset(e->saddr, 0, sizeof(e->saddr));
@@ -178,8 +294,8 @@ static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info
 	}
 	e->opcode = bth[0];
 	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
-	e->psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
-	e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
+	e->psn = psn;
+	e->length = len;
 	e->src_qpn = RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num);
 	rdt_submit(e);
 }

@@ -89,8 +89,9 @@ fi
 # With the wire cut, --verbs too: the ring's own send WRs, which --stuck
 # needs to say which QP waits for what (the module sees doorbells only).
 # MH_STUCK=SECONDS: its live --stuck reports in ROLE.dump.err (make demo
-# HANG=1).
-"$DUMP" -f --rxe --tcp ${MH_CUT:+--verbs} ${MH_STUCK:+--stuck=$MH_STUCK} \
+# HANG=1).  --rxe=packets: a record per packet (by default rxe's packets
+# are only counted in its CQEs), which the merge's clock alignment pairs.
+"$DUMP" -f --rxe=packets --tcp ${MH_CUT:+--verbs} ${MH_STUCK:+--stuck=$MH_STUCK} \
 	--usdt="$RRA" -o "$OUT/$ROLE.rdt" -q 2>"$OUT/$ROLE.dump.err" &
 dpid=$!
 i=0

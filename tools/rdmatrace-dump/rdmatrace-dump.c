@@ -71,7 +71,10 @@ static void usage(FILE *f)
 "                        one per counter at its first sample (delta 0)\n"
 "      --no-counters     live without the port counters\n"
 "      --nccl[=PATH|PID] NCCL uprobes (default target: every libnccl.so.2 found)\n"
-"      --rxe             rdma_rxe completions, packets and retries\n"
+"      --rxe[=packets]   rdma_rxe completions and retries, each completion with\n"
+"                        its QP's packets and bytes since the last (counted);\n"
+"                        =packets: a record per packet too (rxe_xmit,\n"
+"                        rxe_rcv), which --clock-align needs\n"
 "      --tcp             TCP retransmits\n"
 "      --usdt=BIN        rdmatrace:coll_begin/coll_end USDT marks in BIN\n"
 "                        (e.g. rdma-ring-allreduce; only when asked for)\n"
@@ -86,7 +89,8 @@ static void usage(FILE *f)
 "                        (default 100, at most 60000)\n"
 "      --clock-align=MODE  -i files of several hosts: auto (default) aligns\n"
 "                        their clocks from rxe packets traced on both sides\n"
-"                        (rxe_xmit, rxe_rcv) where there are some, else keeps\n"
+"                        (--rxe=packets)\n"
+"                        where there are some, else keeps\n"
 "                        each header's realtime offset; header (or off): the\n"
 "                        header offsets only\n"
 "\n"
@@ -149,7 +153,7 @@ static const struct option longopts[] = {
 	{ "no-relay", no_argument, NULL, OPT_NO_RELAY },
 	{ "no-bpf", no_argument, NULL, OPT_NO_BPF },
 	{ "nccl", optional_argument, NULL, OPT_NCCL },
-	{ "rxe", no_argument, NULL, OPT_RXE },
+	{ "rxe", optional_argument, NULL, OPT_RXE },
 	{ "tcp", no_argument, NULL, OPT_TCP },
 	{ "no-enable", no_argument, NULL, OPT_NO_ENABLE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
@@ -170,6 +174,7 @@ struct args {
 	int ninputs;
 	bool follow, no_relay, no_bpf, no_enable, quiet, stats, no_np;
 	bool want_nccl, want_rxe, want_tcp, want_verbs;
+	bool rxe_packets;	/* --rxe=packets */
 	int verbs_pid;
 	bool want_counters, no_counters;
 	unsigned long counters_ms;
@@ -327,6 +332,7 @@ static int add_live(struct run *x, const struct args *a)
 		struct rdt_bpf_opts o = {
 			.nccl = !any || a->want_nccl,
 			.rxe = !any || a->want_rxe,
+			.rxe_packets = a->rxe_packets,
 			.tcp = !any || a->want_tcp,
 			.usdt = a->usdt_target != NULL,
 			.verbs = a->want_verbs,
@@ -572,7 +578,15 @@ static int parse_args(int argc, char **argv, struct args *a,
 		case OPT_NO_RELAY: a->no_relay = true; break;
 		case OPT_NO_BPF: a->no_bpf = true; break;
 		case OPT_NCCL: a->want_nccl = true; a->nccl_target = optarg; break;
-		case OPT_RXE: a->want_rxe = true; break;
+		case OPT_RXE:
+			a->want_rxe = true;
+			if (optarg && strcmp(optarg, "packets")) {
+				fprintf(stderr, "rdmatrace-dump: --rxe=%s: unknown (--rxe, or "
+					"--rxe=packets)\n", optarg);
+				return 2;
+			}
+			a->rxe_packets = optarg != NULL;
+			break;
 		case OPT_TCP: a->want_tcp = true; break;
 		case OPT_NO_ENABLE: a->no_enable = true; break;
 		case OPT_WINDOW:
