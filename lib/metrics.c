@@ -112,6 +112,10 @@ struct mqp {
 	uint64_t wrs[NOPS], bytes[NOPS];
 	uint64_t wcs, errors[NSEEN][NSTATUS];
 	uint64_t retries[4];		/* enum rdt_rxe_retry_kind */
+	/* rxe's packets and bytes, sent [0] and received [1], as its CQEs
+	 * count them (ABI 1.15); rxe_counted: a CQE had counts */
+	uint64_t rxe_pkts[2], rxe_bytes[2];
+	bool rxe_counted;
 	struct hist lat;
 	bool cqes;			/* rxe's CQEs seen: they give latencies */
 	struct ring *ring[2];		/* outstanding sends, receives */
@@ -333,6 +337,11 @@ static void qp_expire(struct rdt_metrics *m, struct mqp *q)
 				o->errors[s][i] += q->errors[s][i];
 		for (int i = 0; i < 4; i++)
 			o->retries[i] += q->retries[i];
+		for (int d = 0; d < 2; d++) {
+			o->rxe_pkts[d] += q->rxe_pkts[d];
+			o->rxe_bytes[d] += q->rxe_bytes[d];
+		}
+		o->rxe_counted |= q->rxe_counted;
 		hist_fold(&o->lat, &q->lat);
 	}
 	qp_unlink(m, q);
@@ -916,9 +925,17 @@ static __attribute__((noinline)) void add_event(struct rdt_metrics *m,
 		return;
 	case RDT_EV_RXE_CQE:
 		q = qp_get(m, ev, r->hdr.dev, r->rxe_cqe.qpn, VIEW_VERBS);
-		if (q)
-			qp_completion(q, ev, 2, r->rxe_cqe.status,
-				      r->rxe_cqe.wr_id, r->rxe_cqe.opcode & 128);
+		if (!q)
+			return;
+		qp_completion(q, ev, 2, r->rxe_cqe.status, r->rxe_cqe.wr_id,
+			      r->rxe_cqe.opcode & 128);
+		if (r->rxe_cqe.counted) {
+			q->rxe_counted = true;
+			q->rxe_pkts[0] += r->rxe_cqe.tx_pkts;
+			q->rxe_pkts[1] += r->rxe_cqe.rx_pkts;
+			q->rxe_bytes[0] += r->rxe_cqe.tx_bytes;
+			q->rxe_bytes[1] += r->rxe_cqe.rx_bytes;
+		}
 		return;
 	case RDT_EV_RXE_RETRY:
 		q = qp_get(m, ev, r->hdr.dev, r->rxe_retry.qpn, VIEW_VERBS);
@@ -1194,6 +1211,20 @@ static void render_qps(const struct rdt_metrics *m, struct hosts *h, FILE *o)
 				fprintf(o, ",kind=\"%s\"} %" PRIu64 "\n", retry[i],
 					q->retries[i]);
 			}
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "rdmatrace_qp_rxe_bytes_total" :
+				       "rdmatrace_qp_rxe_packets_total";
+
+		head(o, name, "counter", k ? "Bytes of those packets (BTH to ICRC)." :
+		     "Packets rxe sent (tx) and received (rx) on the QP, up to its last CQE.");
+		EACH_QP(q)
+			for (int d = 0; q->rxe_counted && d < 2; d++) {
+				fputs(name, o);
+				qp_labels(o, h, q);
+				fprintf(o, ",dir=\"%s\"} %" PRIu64 "\n", d ? "rx" : "tx",
+					k ? q->rxe_bytes[d] : q->rxe_pkts[d]);
+			}
+	}
 	head(o, "rdmatrace_qp_wr_latency_seconds", "histogram",
 	     "Work request post -> its first completion (rxe's CQE or the poll; plugin: NCCL's).");
 	EACH_QP(q) {

@@ -95,8 +95,13 @@ def losses_zero(prom, job, recs):
 
 def check_verbs(prom, job, recs):
     wrs, nbytes, wcs, errs, retries = (collections.Counter() for _ in range(5))
+    pkts, pbytes = collections.Counter(), collections.Counter()
     for r in recs:
         t = r["type"]
+        if t == "rxe_cqe" and "tx_pkts" in r:
+            for d in ("tx", "rx"):
+                pkts[(str(r["qpn"]), d)] += r[d + "_pkts"]
+                pbytes[(str(r["qpn"]), d)] += r[d + "_bytes"]
         if t == "post_send":
             wrs[(str(r["qpn"]),)] += 1
             nbytes[(str(r["qpn"]),)] += r["len"]
@@ -106,8 +111,8 @@ def check_verbs(prom, job, recs):
                 errs[(str(r["qpn"]), r["status"])] += 1
         elif t == "rxe_retry":
             retries[(str(r["qpn"]), r["kind"])] += 1
-    if not errs or not retries:
-        fail("the trace has no error completion or no retry to count")
+    if not errs or not retries or not pkts:
+        fail("the trace has no error completion, no retry or no rxe packet count to count")
     sel = '{job="%s",source="verbs"}' % job
     same("WRs per QP", by(prom, "sum by (qpn) (rdmatrace_qp_work_requests_total%s)" % sel, ["qpn"]), wrs)
     same("WR bytes per QP", by(prom, "sum by (qpn) (rdmatrace_qp_bytes_total%s)" % sel, ["qpn"]), nbytes)
@@ -120,6 +125,12 @@ def check_verbs(prom, job, recs):
     same("retries per QP and kind",
          by(prom, "sum by (qpn, kind) (rdmatrace_qp_retries_total%s)" % sel, ["qpn", "kind"]),
          retries)
+    same("rxe packets per QP and direction (its CQEs' counts)",
+         by(prom, "sum by (qpn, dir) (rdmatrace_qp_rxe_packets_total%s)" % sel, ["qpn", "dir"]),
+         pkts)
+    same("rxe bytes per QP and direction",
+         by(prom, "sum by (qpn, dir) (rdmatrace_qp_rxe_bytes_total%s)" % sel, ["qpn", "dir"]),
+         pbytes)
 
 
 def check_colls(prom, job, recs):
