@@ -48,12 +48,16 @@ struct rxe_qp_key {
 	__u32 qpn;
 };
 
-/* 64-bit counts: BPF's atomic exchange and fetch-add (without alu32)
- * take no narrower operand. */
+/* One direction's packets; 64-bit counts: BPF's atomic exchange and
+ * fetch-add (without alu32) take no narrower operand. */
+struct rxe_dir_count {
+	__u64 bytes, pkts;
+	__u32 psn_first, psn_last;
+};
+
+/* [0]: sent, [1]: received */
 struct rxe_qp_count {
-	__u64 tx_bytes, rx_bytes;
-	__u64 tx_pkts, rx_pkts;
-	__u32 tx_psn_first, tx_psn_last, rx_psn_first, rx_psn_last;
+	struct rxe_dir_count dir[2];
 };
 
 /*
@@ -91,20 +95,15 @@ static __always_inline void count_packet(__u32 dev, __u32 qpn, bool tx, __u32 ps
 					 __u32 len)
 {
 	struct rxe_qp_count *c = qp_count(dev, qpn);
+	struct rxe_dir_count *d;
 
 	if (!c)
 		return;
-	if (tx) {
-		if (!__sync_fetch_and_add(&c->tx_pkts, 1))
-			c->tx_psn_first = psn;
-		__sync_fetch_and_add(&c->tx_bytes, len);
-		c->tx_psn_last = psn;
-	} else {
-		if (!__sync_fetch_and_add(&c->rx_pkts, 1))
-			c->rx_psn_first = psn;
-		__sync_fetch_and_add(&c->rx_bytes, len);
-		c->rx_psn_last = psn;
-	}
+	d = &c->dir[!tx];
+	if (!__sync_fetch_and_add(&d->pkts, 1))
+		d->psn_first = psn;
+	__sync_fetch_and_add(&d->bytes, len);
+	d->psn_last = psn;
 }
 
 /* The QP's counts into its CQE record, and from zero again. */
@@ -112,26 +111,22 @@ static __always_inline void take_counts(struct rdt_ev_rxe_cqe *e, __u32 dev)
 {
 	struct rxe_qp_key k = { .dev = dev, .qpn = e->qpn };
 	struct rxe_qp_count *c = bpf_map_lookup_elem(&rxe_counts, &k);
+	struct rxe_qp_count none = {};
 
+	if (!c)
+		c = &none;
 	e->counted = 1;
 	e->pad = 0;
-	if (!c) {
-		e->tx_bytes = e->rx_bytes = 0;
-		e->tx_pkts = e->rx_pkts = 0;
-		e->tx_psn_first = e->tx_psn_last = 0;
-		e->rx_psn_first = e->rx_psn_last = 0;
-		return;
-	}
 	/* The PSNs before the counts go: a packet counted after the swap
 	 * sets the next range's first PSN. */
-	e->tx_psn_first = c->tx_psn_first;
-	e->tx_psn_last = c->tx_psn_last;
-	e->rx_psn_first = c->rx_psn_first;
-	e->rx_psn_last = c->rx_psn_last;
-	e->tx_pkts = (__u32)__sync_lock_test_and_set(&c->tx_pkts, 0);
-	e->rx_pkts = (__u32)__sync_lock_test_and_set(&c->rx_pkts, 0);
-	e->tx_bytes = __sync_lock_test_and_set(&c->tx_bytes, 0);
-	e->rx_bytes = __sync_lock_test_and_set(&c->rx_bytes, 0);
+	e->tx_psn_first = c->dir[0].psn_first;
+	e->tx_psn_last = c->dir[0].psn_last;
+	e->rx_psn_first = c->dir[1].psn_first;
+	e->rx_psn_last = c->dir[1].psn_last;
+	e->tx_pkts = (__u32)__sync_lock_test_and_set(&c->dir[0].pkts, 0);
+	e->rx_pkts = (__u32)__sync_lock_test_and_set(&c->dir[1].pkts, 0);
+	e->tx_bytes = __sync_lock_test_and_set(&c->dir[0].bytes, 0);
+	e->rx_bytes = __sync_lock_test_and_set(&c->dir[1].bytes, 0);
 }
 
 /*
