@@ -13,6 +13,7 @@
 #define X(k, val) v->x(c, k, (uint64_t)(val))
 #define S(k, val) v->s(c, k, val, sizeof(val))
 #define SC(k, val) v->s(c, k, val, 64)
+#define E(k, val) SC(k, val)
 
 void rdt_ip_addr(unsigned int family, const __u8 *a, char *buf, size_t len)
 {
@@ -39,15 +40,16 @@ void rdt_fields(const union rdt_record *r, const struct rdt_fieldv *v, void *c)
 #undef X
 #undef S
 #undef SC
+#undef E
 void rdt_ob_fields(const union rdt_record *r, struct rdt_ob *o)
 {
 #define K(k) rdt_ob_put(o, ",\"" k "\":", sizeof(k) + 3)
-#define U(k, val) (K(k), rdt_ob_u(o, (uint64_t)(val)))
-#define I(k, val) (K(k), rdt_ob_i(o, (int64_t)(val)))
-#define X(k, val) (rdt_ob_put(o, ",\"" k "\":\"0x", sizeof(k) + 6), \
-		   rdt_ob_x(o, (uint64_t)(val)), rdt_ob_c(o, '"'))
+#define U(k, val) rdt_ob_ku(o, ",\"" k "\":", sizeof(k) + 3, (uint64_t)(val))
+#define I(k, val) rdt_ob_ki(o, ",\"" k "\":", sizeof(k) + 3, (int64_t)(val))
+#define X(k, val) rdt_ob_kx(o, ",\"" k "\":\"0x", sizeof(k) + 6, (uint64_t)(val))
 #define S(k, val) (K(k), rdt_ob_json_str(o, val, sizeof(val)))
 #define SC(k, val) (K(k), rdt_ob_json_str(o, val, 64))
+#define E(k, val) rdt_ob_kname(o, ",\"" k "\":", sizeof(k) + 3, val)
 #include "fields.inc"
 #undef K
 }

@@ -559,7 +559,13 @@ static inline void rdt_udec(char *end, uint64_t v)
 /* "%" PRIu64, "%" PRId64, "%" PRIx64 */
 static inline void rdt_ob_u(struct rdt_ob *o, uint64_t v)
 {
-	int n = rdt_ndec(v);
+	int n;
+
+	if (v < 10) {	/* indexes, counts, 0s: most of a record's numbers */
+		rdt_ob_c(o, (char)('0' + v));
+		return;
+	}
+	n = rdt_ndec(v);
 
 	rdt_udec(rdt_ob_room(o, 20) + n, v);
 	o->len += (size_t)n;
@@ -575,15 +581,125 @@ static inline void rdt_ob_i(struct rdt_ob *o, int64_t v)
 	}
 }
 
+static const char rdt_hex2[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* The length from the bit length, then two digits a byte from the end,
+ * straight into the output (as rdt_udec()). */
 static inline void rdt_ob_x(struct rdt_ob *o, uint64_t v)
 {
-	char t[16], *e = t + sizeof(t), *p = e;
+	size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
+	char *p = rdt_ob_room(o, 16) + n;
 
-	do {
-		*--p = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	rdt_ob_put(o, p, (size_t)(e - p));
+	o->len += n;
+	for (; v >= 16; v >>= 8) {
+		p -= 2;
+		memcpy(p, rdt_hex2 + (v & 0xff) * 2, 2);
+	}
+	if (n & 1)
+		p[-1] = "0123456789abcdef"[v];
+}
+
+/*
+ * A key (a literal of @kn <= 32 bytes: the copy inlines) and its value in
+ * one room check: a record's fields are mostly these, and each append's
+ * own check reloads the buffer's length (any char store may alias it).
+ */
+static inline __attribute__((always_inline)) void
+rdt_ob_ku(struct rdt_ob *o, const char *k, size_t kn, uint64_t v)
+{
+	char *p = rdt_ob_room(o, kn + 20);
+	int n;
+
+	memcpy(p, k, kn);
+	if (v < 10) {
+		p[kn] = (char)('0' + v);
+		o->len += kn + 1;
+		return;
+	}
+	n = rdt_ndec(v);
+	rdt_udec(p + kn + (size_t)n, v);
+	o->len += kn + (size_t)n;
+}
+
+static inline __attribute__((always_inline)) void
+rdt_ob_ki(struct rdt_ob *o, const char *k, size_t kn, int64_t v)
+{
+	char *p;
+
+	if (v >= 0) {
+		rdt_ob_ku(o, k, kn, (uint64_t)v);
+		return;
+	}
+	p = rdt_ob_room(o, kn + 1);
+	memcpy(p, k, kn);
+	p[kn] = '-';
+	o->len += kn + 1;
+	rdt_ob_u(o, -(uint64_t)v);
+}
+
+/* A string literal and a number after it. */
+#define rdt_ob_lit_u(o, lit, v) rdt_ob_ku(o, lit, sizeof(lit) - 1, v)
+
+/* '"', s[0..n) as it is, '"' at @p (room for n + 2). */
+static inline __attribute__((always_inline)) void
+rdt_put_quoted(char *p, const char *s, size_t n)
+{
+	p[0] = '"';
+	if (n <= 32)
+		rdt_cpy32(p + 1, s, n);
+	else
+		memcpy(p + 1, s, n);
+	p[n + 1] = '"';
+}
+
+/* A name (see rdt_ob_name()) as @k's value. */
+static inline __attribute__((always_inline)) void
+rdt_ob_kname(struct rdt_ob *o, const char *k, size_t kn, const char *s)
+{
+	size_t n = strnlen(s, 64);
+	char *p = rdt_ob_room(o, kn + 66);
+
+	memcpy(p, k, kn);
+	rdt_put_quoted(p + kn, s, n);
+	o->len += kn + n + 2;
+}
+
+/*
+ * A name the library made (an enum's, from a namer of namers.inc; a
+ * record type's): printable ASCII with no '"' or '\\', at most 64 bytes,
+ * as tests/lib/names-plain checks of each.  Written as a JSON string
+ * without the escape pass that input strings take.
+ */
+static inline void rdt_ob_name(struct rdt_ob *o, const char *s)
+{
+	rdt_ob_kname(o, "", 0, s);
+}
+
+/* @k ends in "0x: then the digits and the closing quote. */
+static inline __attribute__((always_inline)) void
+rdt_ob_kx(struct rdt_ob *o, const char *k, size_t kn, uint64_t v)
+{
+	size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
+	char *p = rdt_ob_room(o, kn + 17);
+
+	memcpy(p, k, kn);
+	p += kn + n;
+	*p = '"';
+	o->len += kn + n + 1;
+	for (; v >= 16; v >>= 8) {
+		p -= 2;
+		memcpy(p, rdt_hex2 + (v & 0xff) * 2, 2);
+	}
+	if (n & 1)
+		p[-1] = "0123456789abcdef"[v];
 }
 
 /* printf into the buffer, for the rare records and the ends of a file. */

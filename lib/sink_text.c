@@ -170,6 +170,7 @@ static void text_fields(const union rdt_record *r, struct line *l)
 #define X(k, val) (key(l, " " k "=0x", sizeof(k) + 3), putx(l, (uint64_t)(val)))
 #define S(k, val) (K(k), putsn(l, val, sizeof(val)))
 #define SC(k, val) (K(k), putsn(l, val, 64))
+#define E(k, val) SC(k, val)
 #include "fields.inc"
 #undef K
 #undef U
@@ -177,6 +178,7 @@ static void text_fields(const union rdt_record *r, struct line *l)
 #undef X
 #undef S
 #undef SC
+#undef E
 }
 
 static void header(struct rdt_sink *s)

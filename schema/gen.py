@@ -362,7 +362,7 @@ def show_lines(fields, prefix):
             out += show_lines(f.sub.shown, v + ".")
             continue
         if f.show == "E":
-            line = f"SC(\"{f.key}\", {f.namer}({v}));"
+            line = f"E(\"{f.key}\", {f.namer}({v}));"
         else:
             line = f"{f.show}(\"{f.key}\", {v});"
         if f.when:
@@ -393,6 +393,28 @@ def gen_fields_inc(s):
             out.append(f"case RDT_EV_{t['enum']}:")
         out += show_lines(L.shown, f"r->{s.member(n)}.")
         out.append("\tbreak;")
+    return out
+
+
+def namers(fields):
+    """The namers (rdt_..._name) of @fields, their structs' included."""
+    out = []
+    for f in fields:
+        if f.sub:
+            out += namers(f.sub.shown)
+        elif f.show == "E":
+            out.append(f.namer)
+    return out
+
+
+def gen_namers_inc(s):
+    out = inc_head("Every namer of an E field: RDT_NAMER(fn), for tests/lib/names-plain.")
+    seen = set()
+    for n, L in s.shown():
+        for fn in namers(L.shown):
+            if fn not in seen:
+                seen.add(fn)
+                out.append(f"RDT_NAMER({fn})")
     return out
 
 
@@ -530,6 +552,7 @@ def outputs(s, root, uapi):
     res[lp] = replace_region(lib, "union rdt_record", gen_union(s), lp)
     res["lib/types.inc"] = "\n".join(gen_types_inc(s)) + "\n"
     res["lib/fields_schema.inc"] = "\n".join(gen_fields_inc(s)) + "\n"
+    res["lib/namers.inc"] = "\n".join(gen_namers_inc(s)) + "\n"
     res["lib/schema_fields.inc"] = "\n".join(gen_schema_fields(s)) + "\n"
     res["kmod/rdmatrace_trace_fields.h"] = "\n".join(gen_trace_fields(s)) + "\n"
     return res
