@@ -26,6 +26,10 @@
 /* Several hosts: host h's own processes at pid + h * HOST_PID_STRIDE */
 #define HOST_PID_STRIDE	1000000
 #define MAX_SEEN	65536
+#define PTT_SLOTS	256
+#define PTT_LEN		80	/* longest kept; a longer one is written each time */
+#define CAT_NONE	0xffff	/* a flow's: no "cat" */
+#define DTK_SLOTS	64
 
 /* An NCCL profiler plugin event between its start and its stop. */
 struct np_open {
@@ -62,6 +66,26 @@ struct pf {
 	const char *sep;
 	size_t seplen;
 	struct rdt_ob o;	/* everything goes out through it */
+	/* ,"cat":"<type>","pid":P,"tid":T,"ts": as it went out last for a
+	 * track and type (or ,"pid":P,"tid":T,"ts": for CAT_NONE): one copy
+	 * per event where formatting it was ~190 instructions. */
+	struct ptt {
+		uint64_t	key;	/* pid << 32 | tid */
+		uint16_t	type;
+		uint8_t		len;	/* 0: empty */
+		char		s[PTT_LEN];
+	} ptt[PTT_SLOTS];
+	/* The last microsecond ts() wrote, as digits: a flow has its
+	 * slice's, and a busy trace many events a microsecond. */
+	uint64_t	ts_us;
+	size_t		ts_n;	/* 0: none yet */
+	char		ts_txt[24];
+	/* dev_track()'s answers, once the track's names went out: most
+	 * events are a few QPs', and finding them named was 2 lookups. */
+	struct dtk {
+		uint32_t	host, dev, qpn, pid, tid;
+		uint8_t		has_qpn, multi, used;
+	} dtk[DTK_SLOTS];
 };
 
 static size_t seen_slot(const uint64_t *v, size_t cap, uint64_t k)
@@ -138,18 +162,27 @@ static const char *cat2(char *buf, size_t len, const char *a, const char *b)
 }
 
 /* "%" PRIu64 ".%03" PRIu64 of ns / 1000, ns % 1000 */
-static void ts(struct rdt_ob *o, uint64_t ns)
+static void ts(struct pf *pf, uint64_t ns)
 {
-	unsigned int f = (unsigned int)(ns % 1000);
-	char *p;
+	struct rdt_ob *o = &pf->o;
+	uint64_t us = ns / 1000;
+	unsigned int f = (unsigned int)(ns - us * 1000);
+	char *p = rdt_ob_room(o, 24);
+	size_t n = pf->ts_n;
 
-	rdt_ob_u(o, ns / 1000);
-	p = rdt_ob_room(o, 4);
-	p[0] = '.';
-	p[1] = (char)('0' + f / 100);
-	p[2] = (char)('0' + f / 10 % 10);
-	p[3] = (char)('0' + f % 10);
-	o->len += 4;
+	if (us == pf->ts_us && n) {
+		memcpy(p, pf->ts_txt, sizeof(pf->ts_txt) - 4);
+	} else {
+		n = (size_t)rdt_ndec(us);
+		rdt_udec(p + n, us);
+		memcpy(pf->ts_txt, p, sizeof(pf->ts_txt) - 4);
+		pf->ts_us = us;
+		pf->ts_n = n;
+	}
+	p[n] = '.';
+	p[n + 1] = (char)('0' + f / 100);
+	memcpy(p + n + 2, rdt_digits2 + (f % 100) * 2, 2);
+	o->len += n + 4;
 }
 
 static struct rdt_ob *begin(struct rdt_sink *s)
@@ -231,8 +264,8 @@ static uint32_t host_pid(const struct rdt_sink *s, uint32_t host, uint32_t pid)
 	return multi_host(s) ? pid + host * HOST_PID_STRIDE : pid;
 }
 
-static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
-			  uint32_t qpn, bool has_qpn, uint32_t *tid)
+static uint32_t dev_track_named(struct rdt_sink *s, const struct rdt_event *ev,
+				uint32_t qpn, bool has_qpn, uint32_t *tid)
 {
 	const struct rdt_hdr *h = &ev->rec.hdr;
 	uint32_t slot = h->dev == RDT_NO_DEV ? 4095 : h->dev % 4095;
@@ -267,6 +300,32 @@ static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
 	return pid;
 }
 
+/* A device's process and a QP's (or its control) thread, named the first
+ * time: pid, *tid. */
+static uint32_t dev_track(struct rdt_sink *s, const struct rdt_event *ev,
+			  uint32_t qpn, bool has_qpn, uint32_t *tid)
+{
+	struct pf *p = s->priv;
+	uint32_t dev = ev->rec.hdr.dev;
+	uint8_t mh = multi_host(s);
+	struct dtk *d = &p->dtk[(qpn ^ dev * 31 ^ ev->host * 7) % DTK_SLOTS];
+
+	if (d->used && d->qpn == qpn && d->dev == dev && d->host == ev->host &&
+	    d->has_qpn == has_qpn && d->multi == mh) {
+		*tid = d->tid;
+		return d->pid;
+	}
+	d->pid = dev_track_named(s, ev, qpn, has_qpn, tid);
+	d->tid = *tid;
+	d->host = ev->host;
+	d->dev = dev;
+	d->qpn = qpn;
+	d->has_qpn = has_qpn;
+	d->multi = mh;
+	d->used = 1;
+	return d->pid;
+}
+
 static uint32_t nccl_track(struct rdt_sink *s, uint64_t hash, int rank,
 			   uint32_t *tid)
 {
@@ -299,8 +358,7 @@ static uint32_t nccl_track(struct rdt_sink *s, uint64_t hash, int rank,
 
 static void args(struct rdt_ob *o, const struct rdt_event *ev)
 {
-	rdt_ob_lit(o, ",\"args\":{\"pid\":");
-	rdt_ob_u(o, ev->rec.hdr.pid);
+	rdt_ob_lit_u(o, ",\"args\":{\"pid\":", ev->rec.hdr.pid);
 	rdt_ob_lit(o, ",\"comm\":");
 	rdt_ob_json_str(o, ev->comm ? ev->comm : "", RDT_COMM_LEN);
 	if (ev->flags & RDT_EVF_LATE)
@@ -309,24 +367,93 @@ static void args(struct rdt_ob *o, const struct rdt_event *ev)
 	rdt_ob_c(o, '}');
 }
 
-/* ,"cat":"<type>","pid":P,"tid":T,"ts": */
-static void cat_pid_tid(struct rdt_ob *o, unsigned int type, uint32_t pid,
-			uint32_t tid)
+static __attribute__((noinline)) void
+cat_pid_tid_miss(struct pf *p, struct ptt *e, uint64_t key, unsigned int type,
+		 uint32_t pid, uint32_t tid)
 {
-	const char *name = rdt_type_name(type);
+	struct rdt_ob *o = &p->o;
+	const char *name;
+	size_t start;
 
-	rdt_ob_lit(o, ",\"cat\":\"");
-	rdt_ob_str(o, name ? name : "(null)");
-	rdt_ob_lit(o, "\",\"pid\":");
+	rdt_ob_room(o, RDT_OB_MAX);	/* all of it in the buffer: no flush */
+	start = o->len;
+	if (type != CAT_NONE) {
+		name = rdt_type_name(type);
+		rdt_ob_lit(o, ",\"cat\":\"");
+		rdt_ob_str(o, name ? name : "(null)");
+		rdt_ob_c(o, '"');
+	}
+	rdt_ob_lit(o, ",\"pid\":");
 	rdt_ob_u(o, pid);
 	rdt_ob_lit(o, ",\"tid\":");
 	rdt_ob_u(o, tid);
 	rdt_ob_lit(o, ",\"ts\":");
+	e->len = 0;
+	if (o->len - start <= PTT_LEN) {
+		memcpy(e->s, o->buf + start, o->len - start);
+		e->len = (uint8_t)(o->len - start);
+		e->key = key;
+		e->type = (uint16_t)type;
+	}
 }
 
-/* 1 ns slices: flows bind to an enclosing slice, instants have none. */
-static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
-		  uint32_t tid, const char *name, uint64_t dur_ns)
+/* ,"cat":"<type>","pid":P,"tid":T,"ts": (type CAT_NONE: no "cat"),
+ * from the cache when this track and type went out before. */
+static inline __attribute__((always_inline)) void
+cat_pid_tid(struct pf *p, unsigned int type, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	struct ptt *e = &p->ptt[(key * 0x9e3779b97f4a7c15ull ^
+				 type * 0xc2b2ae3d27d4eb4full) >> 56];
+	struct rdt_ob *o = &p->o;
+
+	if (e->key == key && e->type == type && e->len) {
+		memcpy(rdt_ob_room(o, PTT_LEN), e->s, PTT_LEN);
+		o->len += e->len;
+		return;
+	}
+	cat_pid_tid_miss(p, e, key, type, pid, tid);
+}
+
+/*
+ * A slice's name: @name, or with @b the library's names @name " " @b
+ * (rdt_ob_name(): no escape pass), as cat2() into 96 bytes would cut it.
+ */
+static void slice_name(struct rdt_ob *o, const char *name, const char *b)
+{
+	size_t na, nb;
+	char buf[96], *p;
+
+	if (!b) {
+		rdt_ob_json_str(o, name, 128);
+		return;
+	}
+	name = name ? name : "(null)";
+	na = strnlen(name, 64);
+	nb = strnlen(b, 64);
+	if (na + 1 + nb >= sizeof(buf)) {
+		rdt_ob_json_str(o, cat2(buf, sizeof(buf), name, b), 128);
+		return;
+	}
+	p = rdt_ob_room(o, sizeof(buf) + 2);
+	p[0] = '"';
+	if (na <= 32 && nb <= 32) {	/* inline copies, not memcpy() calls */
+		rdt_cpy32(p + 1, name, na);
+		rdt_cpy32(p + na + 2, b, nb);
+	} else {
+		memcpy(p + 1, name, na);
+		memcpy(p + na + 2, b, nb);
+	}
+	p[na + 1] = ' ';
+	p[na + nb + 2] = '"';
+	o->len += na + nb + 3;
+}
+
+/* 1 ns slices: flows bind to an enclosing slice, instants have none.
+ * The name: see slice_name(). */
+static void slice2(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
+		   uint32_t tid, const char *name, const char *b,
+		   uint64_t dur_ns)
 {
 	struct rdt_ob *o = begin(s);
 
@@ -335,13 +462,23 @@ static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 			 ev->ts - dur_ns : ev->ts;
 
 	rdt_ob_lit(o, "{\"ph\":\"X\",\"name\":");
-	rdt_ob_json_str(o, name, 128);
-	cat_pid_tid(o, ev->rec.hdr.type, pid, tid);
-	ts(o, start - s->first_ts);
-	rdt_ob_lit(o, ",\"dur\":");
-	ts(o, dur_ns ? dur_ns : 1);
+	slice_name(o, name, b);
+	cat_pid_tid(s->priv, ev->rec.hdr.type, pid, tid);
+	ts(s->priv, start - s->first_ts);
+	if (dur_ns) {
+		rdt_ob_lit(o, ",\"dur\":");
+		ts(s->priv, dur_ns);
+	} else {	/* ts(1), as nearly every slice has it */
+		rdt_ob_lit(o, ",\"dur\":0.001");
+	}
 	args(o, ev);
 	rdt_ob_c(o, '}');
+}
+
+static void slice(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
+		  uint32_t tid, const char *name, uint64_t dur_ns)
+{
+	slice2(s, ev, pid, tid, name, NULL, dur_ns);
 }
 
 enum flow_kind { FLOW_START, FLOW_STEP, FLOW_END };
@@ -358,12 +495,8 @@ static void flow(struct rdt_sink *s, const struct rdt_event *ev, uint32_t pid,
 	else
 		rdt_ob_lit(o, "{\"ph\":\"f\",\"name\":\"wr\",\"cat\":\"wr\",\"id\":");
 	rdt_ob_u(o, id);
-	rdt_ob_lit(o, ",\"pid\":");
-	rdt_ob_u(o, pid);
-	rdt_ob_lit(o, ",\"tid\":");
-	rdt_ob_u(o, tid);
-	rdt_ob_lit(o, ",\"ts\":");
-	ts(o, ev->ts - s->first_ts);
+	cat_pid_tid(s->priv, CAT_NONE, pid, tid);
+	ts(s->priv, ev->ts - s->first_ts);
 	if (k == FLOW_START)
 		rdt_ob_c(o, '}');
 	else	/* bound to the slice that encloses it: the completion's */
@@ -396,7 +529,7 @@ static void coll_named(struct rdt_sink *s, const struct rdt_event *ev,
 	rdt_ob_json_str(o, name, len);
 	rdt_ob_printf(o, ",\"cat\":\"collective\",\"pid\":%u,\"tid\":%u,"
 		"\"ts\":", pid, ev->rec.hdr.pid);
-	ts(o, ev->ts - s->first_ts);
+	ts(s->priv, ev->ts - s->first_ts);
 	args(o, ev);
 	rdt_ob_c(o, '}');
 }
@@ -419,7 +552,7 @@ static void coll_span(struct rdt_sink *s, const struct rdt_event *ev)
 
 		rdt_ob_printf(o, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":",
 			pid, tid);
-		ts(o, ev->ts - s->first_ts);
+		ts(s->priv, ev->ts - s->first_ts);
 		rdt_ob_c(o, '}');
 		return;
 	}
@@ -594,9 +727,9 @@ static void np_gpu_slice(struct rdt_sink *s, const struct np_open *e,
 	rdt_ob_printf(o, "{\"ph\":\"X\",\"name\":\"GPU ch %u\",\"cat\":"
 		"\"nccl_gpu\",\"pid\":%u,\"tid\":%u,\"ts\":", ch, pid,
 		tid_base + 194 + ch % 62);
-	ts(o, at - s->first_ts);
+	ts(s->priv, at - s->first_ts);
 	rdt_ob_printf(o, ",\"dur\":");
-	ts(o, e->gpu_stop > g0 ? e->gpu_stop - g0 : 1);
+	ts(s->priv, e->gpu_stop > g0 ? e->gpu_stop - g0 : 1);
 	rdt_ob_printf(o, ",\"args\":{\"pid\":%u,\"gpu_start\":%" PRIu64
 		",\"gpu_stop\":%" PRIu64 ",\"gpu_offset_ns\":%" PRId64 "}}",
 		st->rec.hdr.pid, g0, e->gpu_stop, g->min_diff);
@@ -665,9 +798,9 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 	rdt_ob_json_str(o, name, sizeof(name));
 	rdt_ob_printf(o, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
 		rdt_type_name(st->rec.hdr.type), pid, tid);
-	ts(o, st->ts - s->first_ts);
+	ts(s->priv, st->ts - s->first_ts);
 	rdt_ob_printf(o, ",\"dur\":");
-	ts(o, ev->ts > st->ts ? ev->ts - st->ts : 1);
+	ts(s->priv, ev->ts > st->ts ? ev->ts - st->ts : 1);
 	rdt_ob_printf(o, ",\"args\":{\"pid\":%u", st->rec.hdr.pid);
 	/* the start or the stop came out of place (issue 38) */
 	if ((st->flags | ev->flags) & RDT_EVF_LATE)
@@ -689,13 +822,13 @@ static void np_stop(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_ob_printf(o, "{\"ph\":\"s\",\"name\":\"coll->wr\",\"cat\":"
 			"\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,\"tid\":%u,"
 			"\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, ctid);
-		ts(o, c->start.ts - s->first_ts);
+		ts(s->priv, c->start.ts - s->first_ts);
 		rdt_ob_c(o, '}');
 		begin(s);
 		rdt_ob_printf(o, "{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"coll->wr\","
 			"\"cat\":\"nccl\",\"id\":\"np%" PRIx64 "\",\"pid\":%u,"
 			"\"tid\":%u,\"ts\":", (uint64_t)st->rec.np_stop.ids.id, pid, tid);
-		ts(o, st->ts - s->first_ts);
+		ts(s->priv, st->ts - s->first_ts);
 		rdt_ob_c(o, '}');
 	}
 	/* NCCL stops a Coll or P2p at enqueue, before its children start:
@@ -757,8 +890,8 @@ static void counter(struct rdt_sink *s, const struct rdt_event *ev)
 	o = begin(s);
 	rdt_ob_lit(o, "{\"ph\":\"C\",\"name\":");
 	rdt_ob_json_str(o, name, sizeof(name));
-	cat_pid_tid(o, ev->rec.hdr.type, pid, 0);
-	ts(o, ev->ts - s->first_ts);
+	cat_pid_tid(s->priv, ev->rec.hdr.type, pid, 0);
+	ts(s->priv, ev->ts - s->first_ts);
 	rdt_ob_lit(o, ",\"args\":{\"value\":");
 	rdt_ob_u(o, c->value);
 	rdt_ob_c(o, '}');
@@ -784,7 +917,7 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 		rdt_ob_printf(o, "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"LOST %" PRIu64
 			" events\",\"pid\":%u,\"tid\":0,\"ts\":", (uint64_t)r->lost.count,
 			MISC_PID);
-		ts(o, ev->ts - s->first_ts);
+		ts(s->priv, ev->ts - s->first_ts);
 		args(o, ev);
 		rdt_ob_c(o, '}');
 		return;
@@ -841,22 +974,25 @@ static void pf_event(struct rdt_sink *s, const struct rdt_event *ev)
 	}
 	has_qpn = rdt_record_qpn(r, &qpn);
 	pid = dev_track(s, ev, qpn, has_qpn, &tid);
-	if (r->hdr.type == RDT_EV_POST_SEND || r->hdr.type == RDT_EV_VERBS_POST_SEND)
-		cat2(name, sizeof(name), rdt_type_name(r->hdr.type),
-		     rdt_wr_opcode_name(r->post_send.opcode));
-	else if (rdt_is_completion(r))
-		cat2(name, sizeof(name),
-		     r->hdr.type == RDT_EV_RXE_CQE ? "cqe" :
-		     r->hdr.type == RDT_EV_VERBS_WC ? "verbs_wc" : "wc",
-		     rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
-					r->rxe_cqe.status : r->wc.status));
-	else if (r->hdr.type == RDT_EV_QP_MODIFY)
-		snprintf(name, sizeof(name), "modify %s->%s",
-			 rdt_qp_state_name(r->qp_modify.old_state),
-			 rdt_qp_state_name(r->qp_modify.cur_state));
-	else
-		snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
-	slice(s, ev, pid, tid, name, rdt_record_dur(r));
+	if (r->hdr.type == RDT_EV_POST_SEND || r->hdr.type == RDT_EV_VERBS_POST_SEND) {
+		slice2(s, ev, pid, tid, rdt_type_name(r->hdr.type),
+		       rdt_wr_opcode_name(r->post_send.opcode), rdt_record_dur(r));
+	} else if (rdt_is_completion(r)) {
+		slice2(s, ev, pid, tid,
+		       r->hdr.type == RDT_EV_RXE_CQE ? "cqe" :
+		       r->hdr.type == RDT_EV_VERBS_WC ? "verbs_wc" : "wc",
+		       rdt_wc_status_name(r->hdr.type == RDT_EV_RXE_CQE ?
+					  r->rxe_cqe.status : r->wc.status),
+		       rdt_record_dur(r));
+	} else {
+		if (r->hdr.type == RDT_EV_QP_MODIFY)
+			snprintf(name, sizeof(name), "modify %s->%s",
+				 rdt_qp_state_name(r->qp_modify.old_state),
+				 rdt_qp_state_name(r->qp_modify.cur_state));
+		else
+			snprintf(name, sizeof(name), "%s", rdt_type_name(r->hdr.type));
+		slice(s, ev, pid, tid, name, rdt_record_dur(r));
+	}
 	id = rdt_wrmatch_event2(p->m, ev, &post_ts, &cqe_ts);
 	/* post -> rxe's CQE -> the poll: the CQE a step of the arrow where
 	 * the QP is polled, its end where it is not */
