@@ -116,6 +116,13 @@ if command -v valgrind >/dev/null; then
 	cg_metrics text_metrics 0 -F text -w "$W/out.txt"
 	cg_metrics text_metrics_scraped 1 -F text -w "$W/out.txt"
 	cg_metrics quiet_metrics 0 -q
+	# The floor of any --metrics (issue 37): a QP lookup, counters, a
+	# ring and a histogram and nothing else, on the same event mix; the
+	# instructions inside its per-event function alone.
+	valgrind --tool=callgrind --toggle-collect=floor_add --callgrind-out-file=/dev/null \
+		"$B/bench/metrics-floor" 200000 2>"$W/err" >/dev/null || { cat "$W/err" >&2; exit 1; }
+	awk '/Collected :/ { printf "R decode.metrics_floor.instr_per_event %.2f\n", $NF / 200000; f = 1 }
+		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
 else
 	echo "M decode_instr skipped: no valgrind (make deps)"
 fi
