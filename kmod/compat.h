@@ -62,4 +62,13 @@ struct ib_dmah;
 #error "rdmatrace: unknown MODULE_IMPORT_NS() (kmod/Kbuild.probes)"
 #endif
 
+/*
+ * A variable the compiler must not zero under CONFIG_INIT_STACK_ALL_ZERO
+ * (compiler_attributes.h, where the compiler has the attribute; nothing
+ * where the header lacks the macro).
+ */
+#ifndef __uninitialized
+#define __uninitialized
+#endif
+
 #endif /* _RDT_COMPAT_H */

@@ -23,6 +23,7 @@
 #include <linux/timekeeping.h>
 
 #include "rdt.h"
+#include "slot.h"
 
 DEFINE_SRCU(rdt_srcu);
 struct rdt_trace __rcu *rdt_cur_trace;
@@ -62,16 +63,7 @@ void rdt_set_enabled(bool on)
 void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,
 		  u32 cpu, u32 pid, u32 tid)
 {
-	h->magic = RDT_REC_MAGIC;
-	h->version = RDT_ABI_MAJOR;
-	h->source = RDT_SRC_KMOD;
-	h->type = type;
-	h->size = size;
-	h->ts_ns = ts;
-	h->pid = pid;
-	h->tid = tid;
-	h->cpu = cpu;
-	h->dev = dev;
+	__rdt_fill_hdr(h, type, size, dev, ts, cpu, pid, tid);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_fill_hdr);
 
@@ -251,56 +243,22 @@ u64 rdt_trace_dropped(struct rdt_trace *t, int cpu)
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_dropped);
 
 /*
- * A slot in this CPU's buffer, taken with interrupts off (relay's write
- * side is not IRQ-safe).  relay's read() of the current sub-buffer returns
- * everything up to buf->offset, so the offset moves only in
- * rdt_slot_publish() (rdt.h), after the record is written: a reader on another
- * CPU never sees a reserved record that is not written yet (rdmatrace-dump
- * -f failed on "bad record magic" under load).
+ * The COMM record of a task new to this CPU (slot.h's rdt_slot_open()),
+ * before its first record: interrupts off.  Out of line: the data path
+ * pays for it only when the CPU's task changed.
  */
-static __always_inline void *rdt_slot_get(struct rdt_trace *t,
-					  struct rdt_slot *s, u16 size)
+bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu)
 {
-	struct rchan_buf *buf = *this_cpu_ptr(t->chan->buf);
+	struct rdt_ev_comm *comm = rdt_slot_get(t, s, sizeof(*comm));
 
-	if (unlikely(buf->offset + size > t->chan->subbuf_size) &&
-	    !relay_switch_subbuf(buf, size))
-		return NULL;
-	s->buf = buf;
-	s->size = size;
-	return buf->data + buf->offset;
-}
-
-/*
- * Interrupts off: an RDT_EV_COMM record first when this CPU's task
- * changed, then a slot for the record, its header stamped.  NULL when the
- * buffer is full (the drop is counted by rdt_subbuf_start()).
- */
-static __always_inline struct rdt_hdr *
-rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
-	      u32 dev, u64 ts, bool task, u32 pid, u32 tid)
-{
-	struct rdt_cpu *c = this_cpu_ptr(t->cpu);
-	u32 cpu = smp_processor_id();
-	struct rdt_hdr *h;
-
-	/* For the RDT_EV_SUBBUF header, if this reservation switches. */
-	c->ts = ts;
-	if (task && c->last_tid != tid) {
-		struct rdt_ev_comm *comm = rdt_slot_get(t, s, sizeof(*comm));
-
-		if (!comm)
-			return NULL;
-		rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm),
-			     RDT_NO_DEV, ts, cpu, pid, tid);
-		strscpy_pad(comm->comm, s->comm, sizeof(comm->comm));
-		rdt_slot_publish(s);
-		c->last_tid = tid;
-	}
-	h = rdt_slot_get(t, s, size);
-	if (h)
-		rdt_fill_hdr(h, type, size, dev, ts, cpu, pid, tid);
-	return h;
+	if (!comm)
+		return false;
+	__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm), RDT_NO_DEV, ts,
+		       cpu, s->pid, s->tid);
+	strscpy_pad(comm->comm, s->comm, sizeof(comm->comm));
+	rdt_slot_publish(s);
+	this_cpu_ptr(t->cpu)->last_tid = s->tid;
+	return true;
 }
 
 /*
@@ -311,13 +269,16 @@ int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 		    u32 dev, u64 ts)
 {
 	bool task = in_task();
-	u32 pid = task ? task_tgid_nr(current) : 0;
-	u32 tid = task ? task_pid_nr(current) : 0;
-	struct rdt_slot s = { .comm = current->comm };
+	struct rdt_slot s = {
+		.task = task,
+		.pid = task ? task_tgid_nr(current) : 0,
+		.tid = task ? task_pid_nr(current) : 0,
+		.comm = current->comm,
+	};
 	struct rdt_hdr *h;
 
 	local_irq_save(s.flags);
-	h = rdt_slot_open(t, &s, type, size, dev, ts, task, pid, tid);
+	h = rdt_slot_open(t, &s, type, size, dev, ts);
 	if (h) {
 		memcpy(h + 1, (struct rdt_hdr *)rec + 1, size - sizeof(*h));
 		rdt_slot_publish(&s);
@@ -326,75 +287,6 @@ int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 	return h ? 0 : -ENOSPC;
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_write);
-
-/*
- * The data path writes records in place: no copy of a stack record.
- * Called after rdt_want() (so the event mask is checked): with no pid or
- * device filter set, nothing else is left to filter.
- *
- * The trace is looked up with interrupts off, and every writer of it
- * stays so until rdt_commit(): a disabled-interrupts region is an RCU
- * read-side section, so synchronize_rcu() waits for every writer before
- * the channel is closed (debugfs.c).  The data path's wrappers need no
- * SRCU section of their own for it.
- */
-static __always_inline void *
-rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
-{
-	struct rdt_hdr *h;
-
-	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
-		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
-	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
-		return NULL;
-	s->dev = dev;
-	local_irq_save(s->flags);
-	s->t = rcu_dereference_sched(rdt_cur_trace);
-	if (unlikely(!s->t))
-		goto none;
-	/*
-	 * Stamped here, on the CPU whose buffer takes the record and with
-	 * interrupts off until it is published: no other record of this
-	 * CPU's stream can come between the stamp and the slot, so the
-	 * stream is in time order (the reader merges the CPUs on it).
-	 */
-	s->ts = ktime_get_ns();
-	h = rdt_slot_open(s->t, s, type, size, dev, s->ts, s->task, s->pid,
-			  s->tid);
-	if (h)
-		return h;
-none:
-	local_irq_restore(s->flags);
-	return NULL;
-}
-
-void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev)
-{
-	s->task = in_task();
-	s->pid = s->task ? task_tgid_nr(current) : 0;
-	s->tid = s->task ? task_pid_nr(current) : 0;
-	s->comm = current->comm;
-	return rdt_reserve_as(s, type, size, dev);
-}
-
-/*
- * Publish the record reserved last and reserve the next one of the same
- * call (a poll's completions and its summary, a post's WRs), in the same
- * interrupts-off section: same stamp, task and device, no second filter
- * or trace lookup.  NULL when the buffer is full (a counted drop); the
- * section is closed then.
- */
-void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size)
-{
-	struct rdt_hdr *h;
-
-	rdt_slot_publish(s);
-	h = rdt_slot_open(s->t, s, type, size, s->dev, s->ts, s->task, s->pid,
-			  s->tid);
-	if (!h)
-		local_irq_restore(s->flags);
-	return h;
-}
 
 /*
  * The control path: a record built on the stack, copied.  A verb's record

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmatrace: verb arguments -> record bodies.  Pure functions of their
- * arguments, so the KUnit suites can check every field.
+ * rdmatrace: verb arguments -> record bodies.  The data path's encoders
+ * are inline (encode.h); here are their exported copies, which the KUnit
+ * suites check field by field and the tracepoints use, the keyed hash of
+ * kernel addresses, and the control path's encoders.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -14,6 +16,7 @@
 #include <linux/string.h>
 
 #include "rdt.h"
+#include "encode.h"
 
 static siphash_key_t rdt_hash_key __read_mostly;
 
@@ -58,15 +61,14 @@ struct rdt_wr_id_cache {
 
 static DEFINE_PER_CPU(struct rdt_wr_id_cache, rdt_wr_id_cache);
 
-u64 rdt_wr_id(u64 wr_id, bool user)
+/* encode.h's rdt_wr_id() of a kernel address (bit 63 set) */
+u64 rdt_wr_id_kernel(u64 wr_id)
 {
 	struct rdt_wr_id_cache *c;
 	unsigned long flags;
 	unsigned int i;
 	u64 val;
 
-	if (user || !(wr_id & BIT_ULL(63)))
-		return wr_id;
 	i = hash_64(wr_id, RDT_WR_ID_CACHE_BITS);
 	local_irq_save(flags);
 	c = this_cpu_ptr(&rdt_wr_id_cache);
@@ -80,105 +82,32 @@ u64 rdt_wr_id(u64 wr_id, bool user)
 	local_irq_restore(flags);
 	return val;
 }
+
+u64 rdt_wr_id(u64 wr_id, bool user)
+{
+	return __rdt_wr_id(wr_id, user);
+}
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_wr_id);
 
-static u64 rdt_sge_len(const struct ib_sge *sg, int n)
-{
-	u64 len = 0;
-	int i;
-
-	for (i = 0; i < n; i++)
-		len += sg[i].length;
-	return len;
-}
-
-/*
- * The encoders write every field of the body but those their caller
- * fills (the data path writes straight into a relay slot that holds an
- * older record's bytes, so nothing may be left unwritten): post_send's
- * qpn and index, post_recv's qpn, srq_id, srq and index, a completion's
- * cq_id and index.
- */
+/* The encoders for the KUnit suites and the tracepoints: encode.h's. */
 void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 		     bool user)
 {
-	u64 raddr = 0;
-	u32 rkey = 0, imm = 0;
-
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_RDMA_READ_WITH_INV:
-		raddr = rdt_wr_id(rdma_wr(wr)->remote_addr, user);
-		rkey = rdma_wr(wr)->rkey;
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
-	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
-		raddr = rdt_wr_id(atomic_wr(wr)->remote_addr, user);
-		rkey = atomic_wr(wr)->rkey;
-		break;
-	default:
-		break;
-	}
-
-	switch (wr->opcode) {
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_SEND_WITH_IMM:
-		imm = (__force u32)wr->ex.imm_data;
-		break;
-	case IB_WR_SEND_WITH_INV:
-	case IB_WR_RDMA_READ_WITH_INV:
-	case IB_WR_LOCAL_INV:
-		imm = wr->ex.invalidate_rkey;
-		break;
-	default:
-		break;
-	}
-
-	ev->wr_id = rdt_wr_id(wr->wr_id, user);
-	ev->remote_addr = raddr;
-	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
-	ev->ret = 0;
-	ev->rkey = rkey;
-	ev->imm = imm;
-	ev->opcode = wr->opcode;
-	ev->bad = 0;
-	ev->send_flags = wr->send_flags;
-	ev->num_sge = wr->num_sge;
+	__rdt_enc_send_wr(ev, wr, user);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_send_wr);
 
 void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
 		     bool user)
 {
-	ev->wr_id = rdt_wr_id(wr->wr_id, user);
-	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
-	ev->ret = 0;
-	ev->num_sge = wr->num_sge;
-	ev->bad = 0;
-	ev->pad0 = 0;
-	ev->pad1 = 0;
+	__rdt_enc_recv_wr(ev, wr, user);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_recv_wr);
 
 void rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc,
 		bool user)
 {
-	ev->wr_id = rdt_wr_id(wc->wr_id, user);
-	ev->status = wc->status;
-	ev->opcode = wc->opcode;
-	ev->byte_len = wc->byte_len;
-	ev->qpn = wc->qp ? wc->qp->qp_num : 0;
-	ev->src_qp = wc->src_qp;
-	ev->wc_flags = wc->wc_flags;
-	ev->vendor_err = wc->vendor_err;
-	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
-		ev->imm = wc->ex.invalidate_rkey;
-	else
-		ev->imm = (__force u32)wc->ex.imm_data;
+	__rdt_enc_wc(ev, wc, user);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_wc);
 

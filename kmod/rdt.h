@@ -6,7 +6,9 @@
  *   main.c     module parameters, init/exit, the ib_client
  *   wrap.c     the ops table, wrap/unwrap, per-device contexts, the wrappers
  *   emit.c     the one emit path: filter, header, relay, drop accounting
- *   encode.c   verb arguments -> record bodies (pure functions)
+ *   encode.c   verb arguments -> record bodies (pure functions; the data
+ *              path's inline in encode.h)
+ *   slot.h     the data path's reservation of a record, inline
  *   debugfs.c  control files
  *   trace.c    the tracepoints of rdmatrace_trace.h
  */
@@ -181,16 +183,7 @@ struct rdt_slot {
 	bool			task;
 };
 
-void *rdt_reserve(struct rdt_slot *s, u16 type, u16 size, u32 dev);
-void *rdt_reserve_next(struct rdt_slot *s, u16 type, u16 size);
-
-/* The first record of a call, or the next one while a slot is open. */
-static inline void *rdt_reserve_more(struct rdt_slot *s, bool open, u16 type,
-				     u16 size, u32 dev)
-{
-	return open ? rdt_reserve_next(s, type, size) :
-		      rdt_reserve(s, type, size, dev);
-}
+/* rdt_reserve(), rdt_reserve_next(), rdt_reserve_more(): slot.h */
 
 static inline void rdt_slot_publish(struct rdt_slot *s)
 {

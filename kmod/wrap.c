@@ -43,6 +43,8 @@
 #include <linux/xarray.h>
 
 #include "rdt.h"
+#include "slot.h"
+#include "encode.h"
 #include "tp_fire.h"
 
 struct rdt_dev {
@@ -138,7 +140,7 @@ static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 			     const struct ib_send_wr *wr, bool user)
 {
 	struct rdt_ev_post_send *ev;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 	bool open = false;
 	u32 n = 0;
 
@@ -148,7 +150,7 @@ static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 		open = ev;
 		if (!ev)
 			continue;	/* every refused WR is a counted drop */
-		rdt_enc_send_wr(ev, wr, user);
+		__rdt_enc_send_wr(ev, wr, user);
 		ev->qpn = qp->qp_num;
 		ev->index = n;
 	}
@@ -161,7 +163,7 @@ static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 			     bool srq, const struct ib_recv_wr *wr, bool user)
 {
 	struct rdt_ev_post_recv *ev;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 	bool open = false;
 	u32 n = 0;
 
@@ -171,7 +173,7 @@ static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 		open = ev;
 		if (!ev)
 			continue;
-		rdt_enc_recv_wr(ev, wr, user);
+		__rdt_enc_recv_wr(ev, wr, user);
 		ev->qpn = qpn;
 		ev->srq_id = srq_id;
 		ev->srq = srq;
@@ -226,7 +228,7 @@ static noinline void rdt_rec_post_fail(struct rdt_dev *rd, u16 type, u32 qpn,
 				       u32 tail, bool bad_known, int ret)
 {
 	struct rdt_ev_post_fail *ev;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 
 	if (!rdt_want(RDT_EV_POST_FAIL))
 		return;
@@ -296,7 +298,7 @@ static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
 				 int ret, u64 start)
 {
 	struct rdt_ev_post_send_db *ev;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 
 	if (!rdt_want(RDT_EV_POST_SEND_DB))
 		return;
@@ -395,7 +397,7 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	bool sum_want = rdt_want(RDT_EV_POLL_CQ);
 	struct rdt_ev_poll_cq *sum;
 	u32 cq_id = cq->res.id;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 	bool open = false;
 	int i;
 
@@ -411,7 +413,7 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 			open = ev;
 			if (!ev)
 				continue;
-			rdt_enc_wc(ev, &wc[i], user);
+			__rdt_enc_wc(ev, &wc[i], user);
 			ev->cq_id = cq_id;
 			ev->index = i;
 			ev->poll_requested = i == ret - 1 ? req : 0;
@@ -438,7 +440,7 @@ static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
 					     int ret, u64 start)
 {
 	struct rdt_ev_req_notify_cq *ev;
-	struct rdt_slot s;
+	struct rdt_slot s __uninitialized;
 
 	if (!rdt_want(RDT_EV_REQ_NOTIFY_CQ))
 		return;

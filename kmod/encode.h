@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmatrace: the data path's encoders, inline in its wrappers: verb
+ * arguments -> record bodies.  Pure functions of their arguments (the
+ * KUnit suites check every field through encode.c's exported copies).
+ * Out of line they were a call per record with the body's pointer and
+ * the WR's reloaded (bench/NOTES.md).
+ */
+#ifndef _RDT_ENCODE_H
+#define _RDT_ENCODE_H
+
+#include <linux/bits.h>
+#include <rdma/ib_verbs.h>
+
+#include "rdt.h"
+
+/* encode.c: the keyed hash of a kernel address, from a per-CPU cache. */
+u64 rdt_wr_id_kernel(u64 wr_id);
+
+/*
+ * A wr_id, remote address or iova as it may cross the ABI: a kernel
+ * object's kernel address (bit 63 set) hashed (encode.c), every other
+ * value as it is.
+ */
+static __always_inline u64 __rdt_wr_id(u64 wr_id, bool user)
+{
+	if (user || !(wr_id & BIT_ULL(63)))
+		return wr_id;
+	return rdt_wr_id_kernel(wr_id);
+}
+
+static __always_inline u64 rdt_sge_len(const struct ib_sge *sg, int n)
+{
+	u64 len = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		len += sg[i].length;
+	return len;
+}
+
+/*
+ * The encoders write every field of the body but those their caller
+ * fills (the data path writes straight into a relay slot that holds an
+ * older record's bytes, so nothing may be left unwritten): post_send's
+ * qpn and index, post_recv's qpn, srq_id, srq and index, a completion's
+ * cq_id and index.
+ */
+static __always_inline void
+__rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
+		  bool user)
+{
+	u64 raddr = 0;
+	u32 rkey = 0, imm = 0;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		raddr = __rdt_wr_id(rdma_wr(wr)->remote_addr, user);
+		rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		raddr = __rdt_wr_id(atomic_wr(wr)->remote_addr, user);
+		rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		break;
+	}
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_IMM:
+		imm = (__force u32)wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_READ_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		imm = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+
+	ev->wr_id = __rdt_wr_id(wr->wr_id, user);
+	ev->remote_addr = raddr;
+	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	ev->ret = 0;
+	ev->rkey = rkey;
+	ev->imm = imm;
+	ev->opcode = wr->opcode;
+	ev->bad = 0;
+	ev->send_flags = wr->send_flags;
+	ev->num_sge = wr->num_sge;
+}
+
+static __always_inline void
+__rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
+		  bool user)
+{
+	ev->wr_id = __rdt_wr_id(wr->wr_id, user);
+	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	ev->ret = 0;
+	ev->num_sge = wr->num_sge;
+	ev->bad = 0;
+	ev->pad0 = 0;
+	ev->pad1 = 0;
+}
+
+static __always_inline void
+__rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc, bool user)
+{
+	ev->wr_id = __rdt_wr_id(wc->wr_id, user);
+	ev->status = wc->status;
+	ev->opcode = wc->opcode;
+	ev->byte_len = wc->byte_len;
+	ev->qpn = wc->qp ? wc->qp->qp_num : 0;
+	ev->src_qp = wc->src_qp;
+	ev->wc_flags = wc->wc_flags;
+	ev->vendor_err = wc->vendor_err;
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		ev->imm = wc->ex.invalidate_rkey;
+	else
+		ev->imm = (__force u32)wc->ex.imm_data;
+}
+
+#endif /* _RDT_ENCODE_H */

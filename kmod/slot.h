@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rdmatrace: a record's slot in this CPU's relay buffer, reserved inline.
+ *
+ * Each data-path wrapper reserves one slot per record.  As calls into
+ * emit.c that was a frame, the arguments moved into struct rdt_slot and
+ * read back, and the return: about a quarter of a reservation
+ * (bench/NOTES.md, "Where a wrapped verb's instructions go").  Inline, the
+ * header's constant fields are known at each site and its stores merge.
+ * What is rare stays out of line in emit.c: the pid and device filter,
+ * the COMM record of a task new to this CPU, and relay's switch to the
+ * next sub-buffer.
+ *
+ * The protocol (a slot section with interrupts off from the reservation
+ * to rdt_commit(), an offset published only after its record) is emit.c's,
+ * described there.  A wrapper's struct rdt_slot is __uninitialized: every
+ * field is written here before it is read (buf and size when a slot is
+ * taken, and only then is it published), and Debian's kernels would
+ * otherwise zero its 64 bytes on every call (CONFIG_INIT_STACK_ALL_ZERO,
+ * a "rep stos").
+ */
+#ifndef _RDT_SLOT_H
+#define _RDT_SLOT_H
+
+#include <linux/percpu.h>
+#include <linux/relay.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
+
+#include "rdt.h"
+
+/* emit.c: a COMM record for s's task, false when the buffer was full. */
+bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu);
+
+static __always_inline void __rdt_fill_hdr(struct rdt_hdr *h, u16 type,
+					   u16 size, u32 dev, u64 ts, u32 cpu,
+					   u32 pid, u32 tid)
+{
+	h->magic = RDT_REC_MAGIC;
+	h->version = RDT_ABI_MAJOR;
+	h->source = RDT_SRC_KMOD;
+	h->type = type;
+	h->size = size;
+	h->ts_ns = ts;
+	h->pid = pid;
+	h->tid = tid;
+	h->cpu = cpu;
+	h->dev = dev;
+}
+
+/*
+ * A slot of @size bytes in this CPU's buffer, interrupts off.  relay's
+ * read() of the current sub-buffer returns everything up to buf->offset,
+ * so the offset moves only in rdt_slot_publish() (rdt.h), after the record
+ * is written: a reader on another CPU never sees a reserved record that is
+ * not written yet (rdmatrace-dump -f failed on "bad record magic" under
+ * load).
+ */
+static __always_inline void *rdt_slot_get(struct rdt_trace *t,
+					  struct rdt_slot *s, u16 size)
+{
+	struct rchan_buf *buf = *this_cpu_ptr(t->chan->buf);
+
+	if (unlikely(buf->offset + size > t->chan->subbuf_size) &&
+	    !relay_switch_subbuf(buf, size))
+		return NULL;
+	s->buf = buf;
+	s->size = size;
+	return buf->data + buf->offset;
+}
+
+/*
+ * Interrupts off: an RDT_EV_COMM record first when this CPU's task
+ * changed, then a slot for the record, its header stamped with s's task.  NULL when the
+ * buffer is full (the drop is counted by emit.c's rdt_subbuf_start()).
+ */
+static __always_inline struct rdt_hdr *
+rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
+	      u32 dev, u64 ts)
+{
+	struct rdt_cpu *c = this_cpu_ptr(t->cpu);
+	u32 cpu = smp_processor_id();
+	struct rdt_hdr *h;
+
+	/* For the RDT_EV_SUBBUF header, if this reservation switches. */
+	c->ts = ts;
+	if (s->task && unlikely(c->last_tid != s->tid) &&
+	    !rdt_slot_comm(t, s, ts, cpu))
+		return NULL;
+	h = rdt_slot_get(t, s, size);
+	if (h)
+		__rdt_fill_hdr(h, type, size, dev, ts, cpu, s->pid, s->tid);
+	return h;
+}
+
+/*
+ * The data path writes records in place: no copy of a stack record.
+ * Called after rdt_want() (so the event mask is checked): with no pid or
+ * device filter set, nothing else is left to filter.
+ *
+ * The trace is looked up with interrupts off, and every writer of it
+ * stays so until rdt_commit(): a disabled-interrupts region is an RCU
+ * read-side section, so synchronize_rcu() waits for every writer before
+ * the channel is closed (debugfs.c).  The data path's wrappers need no
+ * SRCU section of their own for it.
+ */
+static __always_inline void *
+rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
+{
+	struct rdt_hdr *h;
+
+	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
+		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
+	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
+		return NULL;
+	s->dev = dev;
+	local_irq_save(s->flags);
+	s->t = rcu_dereference_sched(rdt_cur_trace);
+	if (unlikely(!s->t))
+		goto none;
+	/*
+	 * Stamped here, on the CPU whose buffer takes the record and with
+	 * interrupts off until it is published: no other record of this
+	 * CPU's stream can come between the stamp and the slot, so the
+	 * stream is in time order (the reader merges the CPUs on it).
+	 */
+	s->ts = ktime_get_ns();
+	h = rdt_slot_open(s->t, s, type, size, dev, s->ts);
+	if (h)
+		return h;
+none:
+	local_irq_restore(s->flags);
+	return NULL;
+}
+
+/* The current task's record: its header, or NULL (dropped or refused). */
+static __always_inline void *rdt_reserve(struct rdt_slot *s, u16 type,
+					 u16 size, u32 dev)
+{
+	s->task = in_task();
+	s->pid = s->task ? task_tgid_nr(current) : 0;
+	s->tid = s->task ? task_pid_nr(current) : 0;
+	s->comm = current->comm;
+	return rdt_reserve_as(s, type, size, dev);
+}
+
+/*
+ * Publish the record reserved last and reserve the next one of the same
+ * call (a poll's completions and its summary, a post's WRs), in the same
+ * interrupts-off section: same stamp, task and device, no second filter
+ * or trace lookup.  NULL when the buffer is full (a counted drop); the
+ * section is closed then.
+ */
+static __always_inline void *rdt_reserve_next(struct rdt_slot *s, u16 type,
+					      u16 size)
+{
+	struct rdt_hdr *h;
+
+	rdt_slot_publish(s);
+	h = rdt_slot_open(s->t, s, type, size, s->dev, s->ts);
+	if (!h)
+		local_irq_restore(s->flags);
+	return h;
+}
+
+/* The first record of a call, or the next one while a slot is open. */
+static __always_inline void *rdt_reserve_more(struct rdt_slot *s, bool open,
+					      u16 type, u16 size, u32 dev)
+{
+	return open ? rdt_reserve_next(s, type, size) :
+		      rdt_reserve(s, type, size, dev);
+}
+
+#endif /* _RDT_SLOT_H */
