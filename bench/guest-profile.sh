@@ -24,4 +24,16 @@ while [ ! -e "$DIR/go" ]; do
 done
 insmod "$KO" dev="$RXE_DEV" mode=verbs iters="$ITERS" warmup=20
 rmmod rdt_bench
+# Enabled: what the wrappers wrote, per record type (the record path is
+# inline in them, so the profile's functions cannot show it ran).  Each
+# CPU's relay file is read and checked on its own (rdt-check, one stream
+# a file).
+CHECK=$RDT_BUILD/tests/kmod/rdt-check
+if [ "$MODE" = enabled ] && [ -x "$CHECK" ]; then
+	for f in /sys/kernel/debug/rdmatrace/trace[0-9]*; do
+		cat "$f" >"$DIR/stream"
+		"$CHECK" "$DIR/stream" || true
+	done | awk '{ n[$1]++ } END { for (t in n) print t, n[t] }' >"$DIR/records"
+	rm -f "$DIR/stream"
+fi
 rmmod rdmatrace

@@ -15,6 +15,7 @@ MODES=${*:-disabled enabled}
 command -v gdb >/dev/null || { echo "verb-profile: gdb missing: run 'make deps'" >&2; exit 1; }
 OUT=$PWD/build/bench/profile
 make -s -C bench kmod KDIR="$(tests/vm/kernels kdir "$K")" >/dev/null
+make -s -C kmod tools >/dev/null	# rdt-check: the records the guest wrote
 for m in $MODES; do
 	case $m in disabled|enabled) ;; *) echo "verb-profile: unknown mode '$m'" >&2; exit 1 ;; esac
 	D=$OUT/$m
