@@ -30,10 +30,14 @@ gen "$N" "$W/big"; gen $((N / 4)) "$W/quarter"; gen "$NS" "$W/slow"
 # all, on the monotonic clock (issue 36: /usr/bin/time's 10 ms ticks were
 # a tenth of a 400 k-event run); events/s and the run's peak RSS.
 TIMEIT="python3 $(dirname "$0")/timeit.py"
+# Every output is removed before each run, outside the time, for the
+# decoders (-o, -w) and the references (cat's stdout, the CLI's database)
+# alike (timeit.py --rm).
 one() {	# TAG DIR EVENTS SINK-ARGS...
 	tag=$1 dir=$2 n=$3; shift 3
 	rm -f "$W/out"*
-	set -- $($TIMEIT 1 - "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@") || exit 1
+	set -- $($TIMEIT --rm "$W/out.rdt" --rm "$W/out.txt" --rm "$W/out.json" \
+		--rm "$W/out.pf" --rm "$W/out.db" 1 - "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@") || exit 1
 	awk -v t="$tag" -v n="$n" -v s="$1" -v kb="$2" 'BEGIN {
 		printf "R decode.%s.events_per_s %.0f\nR decode.%s.rss_kb %d\n", t, n / s, t, kb }'
 }
@@ -43,7 +47,7 @@ one() {	# TAG DIR EVENTS SINK-ARGS...
 # - copy: cat of the input files to the same tmpfs directory, as input
 #   events per second;
 copy_ref() {	# TAG DIR EVENTS
-	set -- "$1" "$3" $($TIMEIT 1 "$W/copy" cat "$2/a.rdt" "$2/b.rdt") || exit 1
+	set -- "$1" "$3" $($TIMEIT --rm "$W/copy" 1 "$W/copy" cat "$2/a.rdt" "$2/b.rdt") || exit 1
 	rm -f "$W/copy"
 	awk -v t="$1" -v n="$2" -v s="$3" 'BEGIN { printf "R decode.%s.events_per_s %.0f\n", t, n / s }'
 }
@@ -64,7 +68,7 @@ sqlite_cli_prep() {	# DB: $W/cli/import.sql
 	done
 }
 sqlite_cli() {	# EVENTS
-	set -- "$1" $($TIMEIT 1 - sh -c "rm -f '$W/cli.db' && sqlite3 '$W/cli.db' <'$W/cli/import.sql'") || exit 1
+	set -- "$1" $($TIMEIT --rm "$W/cli.db" 1 - sh -c "sqlite3 '$W/cli.db' <'$W/cli/import.sql'") || exit 1
 	awk -v n="$1" -v s="$2" 'BEGIN { printf "R decode.sqlite_cli.events_per_s %.0f\n", n / s }'
 }
 # --stuck's cost as instructions per event (callgrind: the same count
