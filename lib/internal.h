@@ -94,6 +94,13 @@ struct rdt_src {
 	 * record before they stamp it), so the reader also holds back what
 	 * is due by the window but not yet earlier than it (issue 38). */
 	bool			holds;
+	/* Live: @horizon allows for every delay its writers can have
+	 * between a stamp and the record's publication, so that none of the
+	 * records it hands over later is earlier.  Where every live source's
+	 * does, what is earlier than all of them goes out without waiting
+	 * out the reorder window as well (issue 36: relay's CPUs, each in
+	 * stamp order, then hold a tenth of it, not all). */
+	bool			exact;
 	bool			failed;
 	unsigned int		inheap;
 	uint64_t		seq;
@@ -129,6 +136,46 @@ int rdt_src_push(struct rdt_src *s, const void *rec, size_t len,
  * stay unchanged until the source's next fill, as the source's head. */
 int rdt_src_push_head(struct rdt_src *s, const void *rec, size_t len,
 		      uint64_t off);
+/*
+ * A live stream read in place (relay's CPUs): its records stay in its read
+ * buffer, in order, indexed, until they are handed out.  Only the first
+ * is in the merge's heap; handing it out puts the next in its place (one
+ * sift-down), with no copy into a queued node and no node at all, which
+ * were most of a live reader's cost per event (issue 36).  The source
+ * reads into buf[len..cap) after rdt_stream_room(), and looks at its bytes
+ * from @scan on; the merge owns the index.  Offsets, not pointers: the
+ * buffer moves when it is compacted or grows.
+ */
+struct rdt_stream_ent {
+	uint32_t	off;	/* in buf */
+	uint32_t	want;	/* bytes of its type (rdt_decode_check) */
+	uint64_t	seq;
+};
+
+struct rdt_stream {
+	unsigned char	*buf;
+	size_t		cap, len;	/* bytes read */
+	size_t		scan;	/* the first byte the source has not looked at */
+	struct rdt_stream_ent *ent;
+	size_t		head, n, ncap;	/* ent[head..n): not handed out */
+	/* the merge key of the last record indexed */
+	uint64_t	tail_ts;
+	uint32_t	tail_cpu;
+	bool		inheap;	/* ent[head] is in the heap */
+	size_t		*nqueued;	/* the merge's count of records behind heads */
+};
+
+/* At least @want bytes free at buf + len: the handed-out prefix dropped
+ * or the buffer grown.  0, or -ENOMEM (nothing moved). */
+int rdt_stream_room(struct rdt_stream *st, size_t want);
+void rdt_stream_free(struct rdt_stream *st);
+/* The record at st->buf + @off, already checked (RDT_DEC_OK, header @h,
+ * @want bytes of its type): a plain event stays in place unless it sorts
+ * before the last one indexed (then it is queued on its own, copied);
+ * anything else takes rdt_src_push()'s path.  0 or -errno (s->error set). */
+int rdt_src_push_stream_slow(struct rdt_src *s, struct rdt_stream *st,
+			     size_t off, const struct rdt_hdr *h, size_t want,
+			     const char *where, uint64_t where_off);
 /* Queue an event the reader itself made (e.g. LOST for BPF drops). */
 void rdt_src_push_lost(struct rdt_src *s, unsigned int producer,
 		       unsigned int cpu, uint64_t count, uint64_t ts,
@@ -188,6 +235,19 @@ static inline uint64_t rdt_pass_drained_horizon(const struct rdt_pass *p,
 						uint64_t at)
 {
 	return at > p->window_ns ? at - p->window_ns : 0;
+}
+
+/* The horizon of a stream read to its end at pass clock @at whose writers
+ * stamp a record with interrupts off until it is published (the module's
+ * relay CPUs): what is still being written was stamped just before @at.
+ * A tenth of the reorder window allows for a vCPU its hypervisor stopped
+ * inside that section; a record later than this comes out late, flagged. */
+static inline uint64_t rdt_pass_ordered_horizon(const struct rdt_pass *p,
+						uint64_t at)
+{
+	uint64_t m = p->window_ns / 10;
+
+	return at > m ? at - m : 0;
 }
 
 /* clock_align.c: clock(host) - clock(host 0) at @ts of host @h's clock */
@@ -383,6 +443,35 @@ static inline enum rdt_decode_result rdt_decode_check(const void *buf,
 		return RDT_DEC_NEED_MORE;
 	return *want ? RDT_DEC_OK : RDT_DEC_UNKNOWN;
 }
+/* rdt_src_push_stream()'s usual case inline, in the source's read loop:
+ * a plain event behind its stream's first, in order, with room in the
+ * index (~40 instructions an event less than the call). */
+static inline int rdt_src_push_stream(struct rdt_src *s, struct rdt_stream *st,
+				      size_t off, const struct rdt_hdr *h,
+				      size_t want, const char *where,
+				      uint64_t where_off)
+{
+	uint64_t ts = rdt_src_ts(s, h->ts_ns);
+
+	if (__builtin_expect(st->head < st->n && st->n < st->ncap &&
+			     !rdt_is_bookkeeping(h->type) &&
+			     !rdt_wc_ends_poll(h, st->buf + off) &&
+			     (ts > st->tail_ts ||
+			      (ts == st->tail_ts && h->cpu >= st->tail_cpu)), 1)) {
+		s->st.records++;
+		s->st.bytes += h->size;
+		st->ent[st->n++] = (struct rdt_stream_ent){ (uint32_t)off,
+							    (uint32_t)want,
+							    s->seq++ };
+		st->tail_ts = ts;
+		st->tail_cpu = h->cpu;
+		s->inheap++;
+		(*st->nqueued)++;
+		return 0;
+	}
+	return rdt_src_push_stream_slow(s, st, off, h, want, where, where_off);
+}
+
 bool rdt_is_completion(const union rdt_record *rec);
 /* A clock in ns; CLOCK_MONOTONIC is the records' own. */
 static inline uint64_t rdt_clock_ns(clockid_t id)

@@ -49,7 +49,9 @@ struct lq {
 #define RUN_SLOTS 2048		/* open addressing, at most half full */
 
 /* One heap entry: the merge order's key, and a queued copy (live sources,
- * bookkeeping) or NULL for an ordered stream's in-place head. */
+ * bookkeeping), NULL for an ordered stream's in-place head, or a live
+ * stream read in place (rdt_stream, tagged: stream_tag()) for its first
+ * record. */
 struct hent {
 	uint64_t ts;
 	uint64_t seq;
@@ -86,6 +88,10 @@ struct rdt_reader {
 	struct rdt_pass pass;
 	unsigned int pass_reuse;	/* passes that reused pass.now */
 	uint64_t horizon;	/* the least of the live sources' at the last pass */
+	/* every live source's horizon was exact (rdt_src.exact), on one
+	 * boot's clock: what is earlier than @horizon may go before it is
+	 * due by the reorder window */
+	bool exact;
 	/* the least horizon of the live sources that hold (rdt_src.holds):
 	 * nothing at or after it goes out but at the end or when full */
 	uint64_t hold;
@@ -98,6 +104,19 @@ struct rdt_reader {
 };
 
 static void pass_init(struct rdt_reader *r);
+
+/* Heap entries of in-place live streams: the pointer with its low bit set
+ * (nodes and streams are malloc'd, so it is free). */
+static inline struct node *stream_tag(struct rdt_stream *st)
+{
+	return (struct node *)((uintptr_t)st | 1);
+}
+
+static inline struct rdt_stream *tagged_stream(const struct node *n)
+{
+	return (uintptr_t)n & 1 ?
+	       (struct rdt_stream *)((uintptr_t)n & ~(uintptr_t)1) : NULL;
+}
 
 RDT_EXPORT struct rdt_reader *rdt_reader_new(const struct rdt_reader_opts *o)
 {
@@ -144,7 +163,7 @@ RDT_EXPORT void rdt_reader_free(struct rdt_reader *r)
 	for (size_t i = 0; i < r->nheap; i++) {
 		struct node *n = r->heap[i].n;
 
-		while (n) {
+		while (n && !tagged_stream(n)) {
 			struct node *x = n->next;
 
 			free(n);
@@ -616,6 +635,126 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 	return 0;
 }
 
+/* ---- live streams read in place ----------------------------------------- */
+
+/* A buffer never grows past this: offsets are 32-bit.  Far above what the
+ * merge holds (max_buffered records of at most 64 KiB; a million of the
+ * usual 64-80 bytes by default), so a stream that reaches it stops
+ * reading, and its producer's loss is counted, rather than wrapping. */
+#define STREAM_MAX ((size_t)1 << 31)
+
+int rdt_stream_room(struct rdt_stream *st, size_t want)
+{
+	size_t first = st->head < st->n ? st->ent[st->head].off : st->scan;
+	size_t cap;
+	unsigned char *b;
+
+	if (st->cap - st->len >= want)
+		return 0;
+	/* Drop the handed-out prefix where it is at least half of the
+	 * buffer: each byte then moves about once, however long the stream
+	 * stays ahead of the merge. */
+	if (first && first >= st->cap / 2) {
+		memmove(st->buf, st->buf + first, st->len - first);
+		for (size_t i = st->head; i < st->n; i++)
+			st->ent[i].off -= (uint32_t)first;
+		st->len -= first;
+		st->scan -= first;
+		if (st->cap - st->len >= want)
+			return 0;
+	}
+	cap = st->cap ? st->cap : want;
+	while (cap - st->len < want)
+		cap *= 2;
+	if (cap > STREAM_MAX)
+		return -ENOBUFS;
+	b = realloc(st->buf, cap);
+	if (!b)
+		return -ENOMEM;
+	st->buf = b;
+	st->cap = cap;
+	return 0;
+}
+
+void rdt_stream_free(struct rdt_stream *st)
+{
+	free(st->buf);
+	free(st->ent);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Room for one more index entry: the handed-out ones dropped, or more. */
+static int stream_ent_room(struct rdt_stream *st)
+{
+	struct rdt_stream_ent *e;
+	size_t cap;
+
+	if (st->n < st->ncap)
+		return 0;
+	if (st->head && st->head >= st->ncap / 2) {
+		memmove(st->ent, st->ent + st->head,
+			(st->n - st->head) * sizeof(*st->ent));
+		st->n -= st->head;
+		st->head = 0;
+		return 0;
+	}
+	cap = st->ncap ? st->ncap * 2 : 4096;
+	e = realloc(st->ent, cap * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	st->ent = e;
+	st->ncap = cap;
+	return 0;
+}
+
+int rdt_src_push_stream_slow(struct rdt_src *s, struct rdt_stream *st,
+			     size_t off, const struct rdt_hdr *h, size_t want,
+			     const char *where, uint64_t where_off)
+{
+	const unsigned char *rec = st->buf + off;
+	uint64_t ts = rdt_src_ts(s, h->ts_ns);
+	struct rdt_reader *r = s->r;
+	bool queued = st->head < st->n;
+
+	/* Names, loss and a poll's last completion (its derived summary
+	 * follows it) take the copying path, as does an event that sorts
+	 * before the one indexed ahead of it: the index holds the heap's
+	 * order, so its first is the least of it. */
+	if (rdt_is_bookkeeping(h->type) || rdt_wc_ends_poll(h, rec) ||
+	    (queued && (ts < st->tail_ts ||
+			(ts == st->tail_ts && h->cpu < st->tail_cpu))))
+		return rdt_src_push(s, rec, st->len - off, where, where_off);
+	if (stream_ent_room(st) < 0) {
+		rdt_src_set_error(s, "%s: out of memory", s->name);
+		return -ENOMEM;
+	}
+	s->st.records++;
+	s->st.bytes += h->size;
+	st->ent[st->n++] = (struct rdt_stream_ent){ (uint32_t)off,
+						    (uint32_t)want, s->seq };
+	st->tail_ts = ts;
+	st->tail_cpu = h->cpu;
+	st->nqueued = &r->nqueued;
+	s->inheap++;
+	if (queued) {
+		s->seq++;
+		r->nqueued++;
+		return 0;
+	}
+	{
+		struct hent e = { ts, s->seq++, s->idx, h->cpu, stream_tag(st) };
+
+		if (heap_push(r, &e) < 0) {
+			st->n--;
+			s->inheap--;
+			rdt_src_set_error(s, "%s: out of memory", s->name);
+			return -ENOMEM;
+		}
+	}
+	st->inheap = true;
+	return 0;
+}
+
 /* ---- time base ------------------------------------------------------------ */
 
 /* The file header's host name, with the file's when two hosts share it. */
@@ -852,6 +991,29 @@ static int end_result(struct rdt_reader *r)
 	return 0;
 }
 
+/* @len bytes of a record into @ev, the union beyond them zero as
+ * rdt_decode leaves it: a clear of the whole union is a dozen vector
+ * stores, a clear of the rest a "rep stos" (~25 instructions an event). */
+static inline __attribute__((always_inline)) void
+copy_rec(struct rdt_event *ev, const void *rec, size_t len)
+{
+	/* Twelve vector stores.  GCC turns a memset() of the union, or a
+	 * loop that stores a zero it can see, into a "rep stos"; a zero it
+	 * cannot see (the empty asm) it stores as written. */
+	typedef char v16 __attribute__((vector_size(16), aligned(1)));
+	char *p = (char *)&ev->rec;
+	v16 z = { 0 };
+	size_t i;
+
+	__asm__("" : "+x"(z));
+#pragma GCC unroll 16
+	for (i = 0; i + 16 <= sizeof(ev->rec); i += 16)
+		*(v16 *)(p + i) = z;
+	if (i < sizeof(ev->rec))
+		*(v16 *)(p + sizeof(ev->rec) - 16) = z;
+	memcpy(&ev->rec, rec, len);
+}
+
 /* Hand out the heap's top.  Inline in rdt_reader_next's two paths: the
  * call and its register saves were ~15 instructions per event. */
 static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
@@ -861,7 +1023,33 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	struct rdt_src *s = r->srcs[t->src];
 	struct node *n = t->n;
 
-	if (n) {
+	if (tagged_stream(n)) {
+		/* A live stream's first record: copied once, from where it
+		 * was read, and its next takes its place. */
+		struct rdt_stream *st = tagged_stream(n);
+		const struct rdt_stream_ent *x = &st->ent[st->head];
+
+		copy_rec(ev, st->buf + x->off, x->want);
+		ev->ts = t->ts;
+		ev->seq = t->seq;
+		ev->src = t->src;
+		ev->flags = 0;
+		if (++st->head < st->n) {
+			struct rdt_hdr h;
+			struct hent e;
+
+			x++;
+			memcpy(&h, st->buf + x->off, sizeof(h));
+			e = (struct hent){ rdt_src_ts(s, h.ts_ns), x->seq,
+					   ev->src, h.cpu, n };
+			r->nqueued--;
+			sift_down(r, 0, &e);
+		} else {
+			st->head = st->n = 0;
+			st->inheap = false;
+			heap_pop(r);
+		}
+	} else if (n) {
 		struct lq *q = n->q;
 
 		*ev = n->ev;
@@ -885,9 +1073,7 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	} else {
 		/* The one copy of an in-place head; the union beyond its
 		 * type stays zero as rdt_decode leaves it. */
-		memcpy(&ev->rec, s->head, s->head_len);
-		memset((char *)&ev->rec + s->head_len, 0,
-		       sizeof(ev->rec) - s->head_len);
+		copy_rec(ev, s->head, s->head_len);
 		ev->ts = t->ts;
 		ev->seq = t->seq;
 		ev->src = t->src;
@@ -935,13 +1121,13 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 	 * source and a check per relay CPU for each event were half the cost
 	 * of following a backlog). */
 	if (r->nheap && r->heap[0].ts < r->horizon && !r->pass.stopping &&
-	    r->heap[0].ts + r->pass.window_ns <= r->pass.now) {
+	    (r->exact || r->heap[0].ts + r->pass.window_ns <= r->pass.now)) {
 		emit(r, ev);
 		return 1;
 	}
 	for (;;) {
 		uint64_t horizon = UINT64_MAX, hold = UINT64_MAX;
-		bool active = false;
+		bool active = false, exact = true;
 
 		/* The clock once per pass; while the top is due anyway (a
 		 * backlog) a pass may reuse the last reading, up to 64 of
@@ -967,6 +1153,8 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 					if (src_active(s) && s->holds &&
 					    s->horizon < hold)
 						hold = s->horizon;
+					if (src_active(s) && !s->exact)
+						exact = false;
 				}
 			} else {
 				if (src_active(s))
@@ -982,6 +1170,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		r->horizon = r->live ? horizon : 0;
 		/* Horizons are on the local clock: one boot's time base. */
 		r->hold = r->tb == RDT_TIME_MONOTONIC ? hold : UINT64_MAX;
+		r->exact = exact && r->live && r->tb == RDT_TIME_MONOTONIC;
 		heap_settle(r);
 		if (fill_windowed(r))
 			continue;
@@ -995,9 +1184,11 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 				return 1;
 			}
 			/* Due, and no source that knows its writers can
-			 * still hand over anything earlier. */
-			if (r->heap[0].ts + r->pass.window_ns <=
-			    r->pass.now && r->heap[0].ts < r->hold) {
+			 * still hand over anything earlier; or earlier than
+			 * every source's exact horizon. */
+			if ((r->heap[0].ts + r->pass.window_ns <= r->pass.now ||
+			     (r->exact && r->heap[0].ts < r->horizon)) &&
+			    r->heap[0].ts < r->hold) {
 				emit(r, ev);
 				return 1;
 			}
@@ -1022,8 +1213,12 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 					wait = (int)((deadline - now) / 1000000) + 1;
 			}
 			if (r->nheap) {
+				/* Exact: the top goes when the horizons pass
+				 * it, which relay's do a tenth of the window
+				 * after (rdt_pass_ordered_horizon()). */
 				uint64_t due = r->heap[0].ts +
-					       r->pass.window_ns;
+					       (r->exact ? r->pass.window_ns / 10 :
+							   r->pass.window_ns);
 				int w = due > now ? (int)((due - now) / 1000000) + 1 : 0;
 
 				/* Due but held (a writer between its stamp

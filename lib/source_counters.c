@@ -507,6 +507,8 @@ RDT_EXPORT int rdt_reader_add_counters_opts(struct rdt_reader *r,
 	}
 	s->priv = p;
 	s->ops = &ctr_ops;
+	/* a sample is stamped as it is taken: its horizon is the next */
+	s->exact = true;
 	rdt_local_file_hdr(&s->fh, NULL);
 	s->meta = rdt_local_meta();
 	sample(p);	/* the baseline */

@@ -233,6 +233,8 @@ static int src_custom_open(struct rdt_src *s, const struct rdt_source_ops *ops,
 	p->s = s;
 	s->priv = p;
 	s->ops = &custom_ops;
+	/* custom_horizon() waits out the reorder window for a drained ring */
+	s->exact = true;
 	rdt_local_file_hdr(&s->fh, NULL);
 	s->meta = rdt_local_meta();
 	if (ops->dropped) {

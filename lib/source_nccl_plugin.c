@@ -898,6 +898,8 @@ RDT_EXPORT int rdt_reader_add_nccl_plugin(struct rdt_reader *r, const char *dir)
 	p->s = s;
 	s->priv = p;
 	s->ops = &np_ops;
+	/* ring_hold(): exact, or the reorder window for old layouts */
+	s->exact = true;
 	s->holds = true;
 	np_tidy(p);
 	rdt_local_file_hdr(&s->fh, NULL);

@@ -17,15 +17,16 @@
 
 #include "internal.h"
 
+/* The most one read() of a CPU asks for: bytes read stay in its stream
+ * until they are handed out, which may be a reorder window later. */
 #define CPU_BUF (256 * 1024)
 
 struct relay_cpu {
 	int fd;
 	unsigned int cpu;
 	char name[16];		/* "cpu N", for messages */
-	unsigned char *buf;
-	size_t len;
-	uint64_t off;
+	struct rdt_stream st;	/* what was read, its records in place */
+	uint64_t off;		/* of st.buf[st.scan] in the CPU's stream */
 	bool drained;		/* the last read found nothing more */
 	uint64_t drained_at;	/* the reader's pass clock then */
 	/* The sub-buffer being read, to drop what a read that raced a
@@ -156,8 +157,7 @@ static int open_cpu(struct rdt_src *s, struct relay_priv *p, unsigned int cpu)
 	c->fd = fd;
 	c->cpu = cpu;
 	snprintf(c->name, sizeof(c->name), "cpu %u", cpu);
-	c->buf = malloc(CPU_BUF);
-	if (!c->buf) {
+	if (rdt_stream_room(&c->st, CPU_BUF) < 0) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -228,30 +228,39 @@ static void corrupt_at(struct rdt_src *s, struct relay_cpu *c,
 static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		    struct relay_cpu *c, const struct rdt_pass *pass, bool *got)
 {
-	size_t pos = 0, want, skip;
+	struct rdt_stream *st = &c->st;
+	size_t pos, want, skip;
 	const char *why;
 	ssize_t n;
 	int ret;
 
-	n = read(c->fd, c->buf + c->len, CPU_BUF - c->len);
-	c->drained = n < (ssize_t)(CPU_BUF - c->len);
+	/* A stream grown to its limit with what the merge has not handed
+	 * out reads no more: the producer's loss is counted. */
+	ret = rdt_stream_room(st, CPU_BUF);
+	if (ret < 0)
+		return ret == -ENOBUFS ? 0 : ret;
+	n = read(c->fd, st->buf + st->len, CPU_BUF);
+	c->drained = n < (ssize_t)CPU_BUF;
 	c->drained_at = pass->now;
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 	if (n == 0)
 		return 0;
 	*got = true;
-	c->len += (size_t)n;
-	while (c->len - pos >= sizeof(struct rdt_hdr)) {
+	st->len += (size_t)n;
+	for (pos = st->scan; st->len - pos >= sizeof(struct rdt_hdr);
+	     st->scan = pos) {
+		const unsigned char *rec = st->buf + pos;
+		size_t avail = st->len - pos;
+		enum rdt_decode_result d;
 		struct rdt_hdr h;
 
-		switch (rdt_decode_check(c->buf + pos, c->len - pos, &h, &want,
-					 &why)) {
+		switch ((d = rdt_decode_check(rec, avail, &h, &want, &why))) {
 		case RDT_DEC_NEED_MORE:
 			goto out;	/* rest of the record is not written yet */
 		case RDT_DEC_CORRUPT:
 			corrupt_at(s, c, why);
-			skip = resync(c->buf + pos, c->len - pos);
+			skip = resync(rec, avail);
 			s->st.corrupt_bytes += skip;
 			pos += skip;
 			c->off += skip;
@@ -261,15 +270,17 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 			break;
 		default:
 			c->corrupt = false;
-			if (!relay_fresh(p, c, &h, c->buf + pos)) {
+			if (!relay_fresh(p, c, &h, rec)) {
 				s->st.relay_repeats++;
 				pos += h.size;
 				c->off += h.size;
 				continue;
 			}
 		}
-		ret = rdt_src_push(s, c->buf + pos, c->len - pos, c->name,
-				   c->off);
+		/* Checked once: a plain event stays where it was read. */
+		ret = d == RDT_DEC_OK ?
+		      rdt_src_push_stream(s, st, pos, &h, want, c->name, c->off) :
+		      rdt_src_push(s, rec, avail, c->name, c->off);
 		if (ret < 0)
 			return ret;
 		if (h.ts_ns > c->last_ts)
@@ -278,8 +289,7 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		c->off += h.size;
 	}
 out:
-	memmove(c->buf, c->buf + pos, c->len - pos);
-	c->len -= pos;
+	st->scan = pos;
 	return 0;
 }
 
@@ -290,13 +300,14 @@ static void count_leftover(struct rdt_src *s, struct relay_priv *p)
 {
 	for (unsigned int i = 0; i < p->ncpus; i++) {
 		struct relay_cpu *c = &p->cpus[i];
+		size_t left = c->st.len - c->st.scan;
 
-		if (!c->len || s->failed)
+		if (!left || s->failed)
 			continue;
 		corrupt_at(s, c, "truncated record at the end");
-		s->st.corrupt_bytes += c->len;
-		c->off += c->len;
-		c->len = 0;
+		s->st.corrupt_bytes += left;
+		c->off += left;
+		c->st.scan = c->st.len;
 	}
 }
 
@@ -380,19 +391,22 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p,
  * up after FORCE_PASSES chunks per CPU should a producer outrun us. */
 #define FORCE_PASSES 1024
 
-/* A live source's horizon: each CPU's stream is in order, read to its end
- * or up to its latest record. */
+/* A live source's horizon: each CPU's stream is in stamp order (the
+ * module stamps a record with interrupts off until it is published), read
+ * to its end or up to its latest record.  Exact (rdt_src.exact): before
+ * its files are there, the reorder window. */
 static void relay_horizon(struct rdt_src *s, struct relay_priv *p,
 			  const struct rdt_pass *pass)
 {
-	uint64_t h = rdt_pass_drained_horizon(pass, pass->now);
+	uint64_t h = p->ncpus ? UINT64_MAX :
+		     rdt_pass_drained_horizon(pass, pass->now);
 
 	for (unsigned int i = 0; i < p->ncpus; i++) {
 		const struct relay_cpu *c = &p->cpus[i];
 		uint64_t ch;
 
 		if (c->drained)
-			ch = rdt_pass_drained_horizon(pass, c->drained_at);
+			ch = rdt_pass_ordered_horizon(pass, c->drained_at);
 		else
 			ch = c->last_ts ? rdt_src_stream_horizon(s, c->last_ts) : 0;
 		if (ch < h)
@@ -488,7 +502,7 @@ static void relay_close(struct rdt_src *s)
 		return;
 	for (unsigned int i = 0; i < p->ncpus; i++) {
 		close(p->cpus[i].fd);
-		free(p->cpus[i].buf);
+		rdt_stream_free(&p->cpus[i].st);
 	}
 	free(p->cpus);
 	free(p->dir);
@@ -540,6 +554,7 @@ static int src_relay_open(struct rdt_src *s, const char *dir)
 		return -ENOMEM;
 	s->priv = p;
 	s->ops = &relay_ops;
+	s->exact = true;	/* relay_horizon() */
 	p->dir = strdup(dir);
 	if (stat(dir, &st) < 0) {
 		int e = errno;
