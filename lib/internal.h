@@ -645,31 +645,6 @@ static inline void rdt_udec(char *end, uint64_t v)
 	}
 }
 
-/* "%" PRIu64, "%" PRId64, "%" PRIx64 */
-static inline void rdt_ob_u(struct rdt_ob *o, uint64_t v)
-{
-	int n;
-
-	if (v < 10) {	/* indexes, counts, 0s: most of a record's numbers */
-		rdt_ob_c(o, (char)('0' + v));
-		return;
-	}
-	n = rdt_ndec(v);
-
-	rdt_udec(rdt_ob_room(o, 20) + n, v);
-	o->len += (size_t)n;
-}
-
-static inline void rdt_ob_i(struct rdt_ob *o, int64_t v)
-{
-	if (v < 0) {
-		rdt_ob_c(o, '-');
-		rdt_ob_u(o, -(uint64_t)v);
-	} else {
-		rdt_ob_u(o, (uint64_t)v);
-	}
-}
-
 static const char rdt_hex2[] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
@@ -680,20 +655,22 @@ static const char rdt_hex2[] =
 	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
 	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
-/* The length from the bit length, then two digits a byte from the end,
- * straight into the output (as rdt_udec()). */
-static inline void rdt_ob_x(struct rdt_ob *o, uint64_t v)
+/* Hex digits of @v (1 for 0), from its bit length. */
+static inline size_t rdt_nhex(uint64_t v)
 {
-	size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
-	char *p = rdt_ob_room(o, 16) + n;
+	return (size_t)(67 - __builtin_clzll(v | 1)) / 4;
+}
 
-	o->len += n;
+/* The rdt_nhex(@v) = @n hex digits of @v, ending at @end: two a byte from
+ * the end (as rdt_udec()). */
+static inline void rdt_xdec(char *end, uint64_t v, size_t n)
+{
 	for (; v >= 16; v >>= 8) {
-		p -= 2;
-		memcpy(p, rdt_hex2 + (v & 0xff) * 2, 2);
+		end -= 2;
+		memcpy(end, rdt_hex2 + (v & 0xff) * 2, 2);
 	}
 	if (n & 1)
-		p[-1] = "0123456789abcdef"[v];
+		end[-1] = "0123456789abcdef"[v];
 }
 
 /*
@@ -731,7 +708,18 @@ rdt_ob_ki(struct rdt_ob *o, const char *k, size_t kn, int64_t v)
 	memcpy(p, k, kn);
 	p[kn] = '-';
 	o->len += kn + 1;
-	rdt_ob_u(o, -(uint64_t)v);
+	rdt_ob_ku(o, "", 0, -(uint64_t)v);
+}
+
+/* "%" PRIu64, "%" PRId64: no key */
+static inline void rdt_ob_u(struct rdt_ob *o, uint64_t v)
+{
+	rdt_ob_ku(o, "", 0, v);
+}
+
+static inline void rdt_ob_i(struct rdt_ob *o, int64_t v)
+{
+	rdt_ob_ki(o, "", 0, v);
 }
 
 /* A string literal and a number after it. */
@@ -776,19 +764,22 @@ static inline void rdt_ob_name(struct rdt_ob *o, const char *s)
 static inline __attribute__((always_inline)) void
 rdt_ob_kx(struct rdt_ob *o, const char *k, size_t kn, uint64_t v)
 {
-	size_t n = (size_t)(67 - __builtin_clzll(v | 1)) / 4;
+	size_t n = rdt_nhex(v);
 	char *p = rdt_ob_room(o, kn + 17);
 
 	memcpy(p, k, kn);
-	p += kn + n;
-	*p = '"';
+	p[kn + n] = '"';
+	rdt_xdec(p + kn + n, v, n);
 	o->len += kn + n + 1;
-	for (; v >= 16; v >>= 8) {
-		p -= 2;
-		memcpy(p, rdt_hex2 + (v & 0xff) * 2, 2);
-	}
-	if (n & 1)
-		p[-1] = "0123456789abcdef"[v];
+}
+
+/* "%" PRIx64 */
+static inline void rdt_ob_x(struct rdt_ob *o, uint64_t v)
+{
+	size_t n = rdt_nhex(v);
+
+	rdt_xdec(rdt_ob_room(o, 16) + n, v, n);
+	o->len += n;
 }
 
 /* printf into the buffer, for the rare records and the ends of a file. */
