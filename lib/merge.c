@@ -363,6 +363,20 @@ static void sift_down(struct rdt_reader *r, size_t i, const struct hent *e)
 	h[i] = *e;
 }
 
+/* @e in place of the top: inline where it stays there (a stream that
+ * stays the earliest, as one busy CPU's does), else a sift-down. */
+static inline __attribute__((always_inline)) void
+replace_top(struct rdt_reader *r, const struct hent *e)
+{
+	const struct hent *h = r->heap;
+	size_t n = r->nheap;
+
+	if ((n < 2 || !before(&h[1], e)) && (n < 3 || !before(&h[2], e)))
+		r->heap[0] = *e;
+	else
+		sift_down(r, 0, e);
+}
+
 /* Inline: it runs once per record, and for ordered streams it is mostly
  * the stale case, one sift-down. */
 static inline __attribute__((always_inline)) int heap_push(struct rdt_reader *r,
@@ -374,7 +388,7 @@ static inline __attribute__((always_inline)) int heap_push(struct rdt_reader *r,
 		/* Replace the emitted top: one sift-down, and none at all
 		 * while the same stream stays the earliest. */
 		r->stale = false;
-		sift_down(r, 0, e);
+		replace_top(r, e);
 		return 0;
 	}
 	if (r->nheap == r->capheap) {
@@ -636,52 +650,6 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 }
 
 /* ---- live streams read in place ----------------------------------------- */
-
-/* A buffer never grows past this: offsets are 32-bit.  Far above what the
- * merge holds (max_buffered records of at most 64 KiB; a million of the
- * usual 64-80 bytes by default), so a stream that reaches it stops
- * reading, and its producer's loss is counted, rather than wrapping. */
-#define STREAM_MAX ((size_t)1 << 31)
-
-int rdt_stream_room(struct rdt_stream *st, size_t want)
-{
-	size_t first = st->head < st->n ? st->ent[st->head].off : st->scan;
-	size_t cap;
-	unsigned char *b;
-
-	if (st->cap - st->len >= want)
-		return 0;
-	/* Drop the handed-out prefix where it is at least half of the
-	 * buffer: each byte then moves about once, however long the stream
-	 * stays ahead of the merge. */
-	if (first && first >= st->cap / 2) {
-		memmove(st->buf, st->buf + first, st->len - first);
-		for (size_t i = st->head; i < st->n; i++)
-			st->ent[i].off -= (uint32_t)first;
-		st->len -= first;
-		st->scan -= first;
-		if (st->cap - st->len >= want)
-			return 0;
-	}
-	cap = st->cap ? st->cap : want;
-	while (cap - st->len < want)
-		cap *= 2;
-	if (cap > STREAM_MAX)
-		return -ENOBUFS;
-	b = realloc(st->buf, cap);
-	if (!b)
-		return -ENOMEM;
-	st->buf = b;
-	st->cap = cap;
-	return 0;
-}
-
-void rdt_stream_free(struct rdt_stream *st)
-{
-	free(st->buf);
-	free(st->ent);
-	memset(st, 0, sizeof(*st));
-}
 
 /* Room for one more index entry: the handed-out ones dropped, or more. */
 static int stream_ent_room(struct rdt_stream *st)
@@ -1043,7 +1011,7 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 			e = (struct hent){ rdt_src_ts(s, h.ts_ns), x->seq,
 					   ev->src, h.cpu, n };
 			r->nqueued--;
-			sift_down(r, 0, &e);
+			replace_top(r, &e);
 		} else {
 			st->head = st->n = 0;
 			st->inheap = false;
@@ -1062,7 +1030,7 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 
 			q->head = x;
 			r->nqueued--;
-			sift_down(r, 0, &e);
+			replace_top(r, &e);
 		} else {
 			if (q)
 				q->head = q->tail = NULL;
