@@ -4,8 +4,9 @@
 # ib_poll_cq on an empty CQ at a paced rate, rdmatrace's event mask set to
 # POLL_CQ only and its pid filter to the producer: exactly one event per
 # call.  Consumer: rdmatrace-dump -f -o FILE (relay only).  Rates double
-# from START until events are lost, then three bisection steps narrow the
-# last loss-free rate, which is the figure; a run at twice it checks the
+# from START until events are lost (in two runs at that rate: one may lose
+# to a stall of the host's), then three bisection steps narrow the last
+# loss-free rate, which is the figure; a run at twice it checks the
 # drop count: lost (as rdmatrace-dump reports it and as debugfs counts it)
 # = generated - stored.
 #   guest-capture.sh SECONDS START MAXRATE [dump|record]
@@ -84,12 +85,21 @@ clean() { [ "$rfail" = 0 ] && [ "$dbg" = 0 ] && [ "$stored" = "$gen" ]; }
 # for loss.
 checked_run() {	# RATE
 	run "$1"
-	[ "$stored" -gt "$gen" ] || return 0
-	cp "$W/c.rdt" "$RDT_BUILD/bench/capture-extra-$1.rdt" 2>/dev/null || true
-	echo "capture: rate=$1 stored $stored > generated $gen: file kept as" \
-		"$RDT_BUILD/bench/capture-extra-$1.rdt; running it again" >&2
-	run "$1"
+	if [ "$stored" -gt "$gen" ]; then
+		cp "$W/c.rdt" "$RDT_BUILD/bench/capture-extra-$1.rdt" 2>/dev/null || true
+		echo "capture: rate=$1 stored $stored > generated $gen: file kept as" \
+			"$RDT_BUILD/bench/capture-extra-$1.rdt; running it again" >&2
+		run "$1"
+	fi
+	# A loss is a rate's only if a second run loses too: one 2 s run
+	# that loses a few thousand events to a stall of the host's (TCG
+	# vCPU threads on a shared 2-core machine) put the figure at a
+	# bisection step below a rate both readers sustain (2026-11-29:
+	# the module's reader lost 3682 of 800 k at 400 k/s, 0 at 750 k/s;
+	# the recorder 8319 at 800 k/s, 0 at 1.2 M/s).  Both readers alike.
+	clean || { retried=$((retried + 1)); run "$1"; }
 }
+retried=0
 
 ok=0 bad=
 while :; do
@@ -115,6 +125,7 @@ if [ -n "$bad" ] && [ "$ok" -gt 0 ]; then
 	run "$RATE"
 fi
 echo "R $K.zero_loss_rate $ok"
+echo "R $K.retried $retried"
 echo "R $K.zero_loss_achieved ${ok_ach:-0}"
 if [ -n "$bad" ]; then
 	echo "R $K.over.rate $RATE"
