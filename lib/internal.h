@@ -161,7 +161,6 @@ struct rdt_stream {
 	/* the merge key of the last record indexed */
 	uint64_t	tail_ts;
 	uint32_t	tail_cpu;
-	bool		inheap;	/* ent[head] is in the heap */
 	size_t		*nqueued;	/* the merge's count of records behind heads */
 };
 
@@ -443,6 +442,33 @@ static inline enum rdt_decode_result rdt_decode_check(const void *buf,
 		return RDT_DEC_NEED_MORE;
 	return *want ? RDT_DEC_OK : RDT_DEC_UNKNOWN;
 }
+/* Whether the checked record at st->buf + @off (merge key @ts) stays in
+ * place: a plain event, not a poll's last completion (its derived summary
+ * follows it), and not before the one indexed ahead of it (the index
+ * holds the heap's order, so its first is the least of it). */
+static inline bool rdt_stream_keeps(const struct rdt_stream *st, size_t off,
+				    const struct rdt_hdr *h, uint64_t ts)
+{
+	return !rdt_is_bookkeeping(h->type) &&
+	       !rdt_wc_ends_poll(h, st->buf + off) &&
+	       (st->head == st->n || ts > st->tail_ts ||
+		(ts == st->tail_ts && h->cpu >= st->tail_cpu));
+}
+
+/* Index the record rdt_stream_keeps() kept (room for it made). */
+static inline void rdt_stream_index(struct rdt_src *s, struct rdt_stream *st,
+				    size_t off, const struct rdt_hdr *h,
+				    size_t want, uint64_t ts)
+{
+	s->st.records++;
+	s->st.bytes += h->size;
+	st->ent[st->n++] = (struct rdt_stream_ent){ (uint32_t)off,
+						    (uint32_t)want, s->seq++ };
+	st->tail_ts = ts;
+	st->tail_cpu = h->cpu;
+	s->inheap++;
+}
+
 /* rdt_src_push_stream()'s usual case inline, in the source's read loop:
  * a plain event behind its stream's first, in order, with room in the
  * index (~40 instructions an event less than the call). */
@@ -454,18 +480,8 @@ static inline int rdt_src_push_stream(struct rdt_src *s, struct rdt_stream *st,
 	uint64_t ts = rdt_src_ts(s, h->ts_ns);
 
 	if (__builtin_expect(st->head < st->n && st->n < st->ncap &&
-			     !rdt_is_bookkeeping(h->type) &&
-			     !rdt_wc_ends_poll(h, st->buf + off) &&
-			     (ts > st->tail_ts ||
-			      (ts == st->tail_ts && h->cpu >= st->tail_cpu)), 1)) {
-		s->st.records++;
-		s->st.bytes += h->size;
-		st->ent[st->n++] = (struct rdt_stream_ent){ (uint32_t)off,
-							    (uint32_t)want,
-							    s->seq++ };
-		st->tail_ts = ts;
-		st->tail_cpu = h->cpu;
-		s->inheap++;
+			     rdt_stream_keeps(st, off, h, ts), 1)) {
+		rdt_stream_index(s, st, off, h, want, ts);
 		(*st->nqueued)++;
 		return 0;
 	}

@@ -679,47 +679,29 @@ int rdt_src_push_stream_slow(struct rdt_src *s, struct rdt_stream *st,
 			     size_t off, const struct rdt_hdr *h, size_t want,
 			     const char *where, uint64_t where_off)
 {
-	const unsigned char *rec = st->buf + off;
 	uint64_t ts = rdt_src_ts(s, h->ts_ns);
 	struct rdt_reader *r = s->r;
 	bool queued = st->head < st->n;
+	struct hent e;
 
-	/* Names, loss and a poll's last completion (its derived summary
-	 * follows it) take the copying path, as does an event that sorts
-	 * before the one indexed ahead of it: the index holds the heap's
-	 * order, so its first is the least of it. */
-	if (rdt_is_bookkeeping(h->type) || rdt_wc_ends_poll(h, rec) ||
-	    (queued && (ts < st->tail_ts ||
-			(ts == st->tail_ts && h->cpu < st->tail_cpu))))
-		return rdt_src_push(s, rec, st->len - off, where, where_off);
+	/* Names, loss, a poll's last completion and an event out of order
+	 * take the copying path. */
+	if (!rdt_stream_keeps(st, off, h, ts))
+		return rdt_src_push(s, st->buf + off, st->len - off, where,
+				    where_off);
 	if (stream_ent_room(st) < 0) {
 		rdt_src_set_error(s, "%s: out of memory", s->name);
 		return -ENOMEM;
 	}
-	s->st.records++;
-	s->st.bytes += h->size;
-	st->ent[st->n++] = (struct rdt_stream_ent){ (uint32_t)off,
-						    (uint32_t)want, s->seq };
-	st->tail_ts = ts;
-	st->tail_cpu = h->cpu;
 	st->nqueued = &r->nqueued;
-	s->inheap++;
-	if (queued) {
-		s->seq++;
+	e = (struct hent){ ts, s->seq, s->idx, h->cpu, stream_tag(st) };
+	if (!queued && heap_push(r, &e) < 0) {
+		rdt_src_set_error(s, "%s: out of memory", s->name);
+		return -ENOMEM;
+	}
+	rdt_stream_index(s, st, off, h, want, ts);
+	if (queued)
 		r->nqueued++;
-		return 0;
-	}
-	{
-		struct hent e = { ts, s->seq++, s->idx, h->cpu, stream_tag(st) };
-
-		if (heap_push(r, &e) < 0) {
-			st->n--;
-			s->inheap--;
-			rdt_src_set_error(s, "%s: out of memory", s->name);
-			return -ENOMEM;
-		}
-	}
-	st->inheap = true;
 	return 0;
 }
 
@@ -1014,7 +996,6 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 			replace_top(r, &e);
 		} else {
 			st->head = st->n = 0;
-			st->inheap = false;
 			heap_pop(r);
 		}
 	} else if (n) {
