@@ -192,3 +192,8 @@ RDT_EXPORT bool rdt_filter_match(const struct rdt_filter *f,
 {
 	return !f || !f->any || match(f, ev);
 }
+
+RDT_EXPORT bool rdt_filter_empty(const struct rdt_filter *f)
+{
+	return !f || !f->any;
+}

@@ -827,6 +827,10 @@ struct rdt_sink_ops {
 	int (*close)(struct rdt_sink *s, struct rdt_reader *r);
 	/* Hand what the sink buffers itself to its FILE (optional). */
 	int (*flush)(struct rdt_sink *s);
+	/* @ev with its record at @ref, not in ev->rec (optional: a sink
+	 * that keeps records as they are, rdt_reader_next_ref()). */
+	int (*write_ref)(struct rdt_sink *s, const struct rdt_event *ev,
+			 const struct rdt_rec_ref *ref);
 };
 
 /* The buffer of a sink's own regular file: 1 MiB, and 64 KiB for a live
@@ -862,6 +866,17 @@ static inline int rdt_sink_write_one(struct rdt_sink *s,
 		s->have_first = true;
 	}
 	return s->ops->write(s, ev);
+}
+
+static inline int rdt_sink_write_one_ref(struct rdt_sink *s,
+					 const struct rdt_event *ev,
+					 const struct rdt_rec_ref *ref)
+{
+	if (__builtin_expect(!s->have_first, 0)) {
+		s->first_ts = ev->ts;
+		s->have_first = true;
+	}
+	return s->ops->write_ref(s, ev, ref);
 }
 
 int rdt_sink_text_init(struct rdt_sink *s);

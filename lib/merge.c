@@ -965,9 +965,13 @@ copy_rec(struct rdt_event *ev, const void *rec, size_t len)
 }
 
 /* Hand out the heap's top.  Inline in rdt_reader_next's two paths: the
- * call and its register saves were ~15 instructions per event. */
-static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
-							struct rdt_event *ev)
+ * call and its register saves were ~15 instructions per event.  With
+ * @ref (rdt_reader_next_ref()) the record is not copied into ev->rec nor
+ * its names looked up (@by_ref, a constant in each caller): @ref points
+ * at it where it is. */
+static inline __attribute__((always_inline)) void
+emit(struct rdt_reader *r, struct rdt_event *ev, struct rdt_rec_ref *ref,
+     const bool by_ref)
 {
 	const struct hent *t = &r->heap[0];
 	struct rdt_src *s = r->srcs[t->src];
@@ -979,7 +983,14 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 		struct rdt_stream *st = tagged_stream(n);
 		const struct rdt_stream_ent *x = &st->ent[st->head];
 
-		copy_rec(ev, st->buf + x->off, x->want);
+		/* The buffer stays as it is until the next fill, which is
+		 * the next call's: what the reference's lifetime is. */
+		if (by_ref) {
+			ref->rec = st->buf + x->off;
+			ref->len = x->want;
+		} else {
+			copy_rec(ev, st->buf + x->off, x->want);
+		}
 		ev->ts = t->ts;
 		ev->seq = t->seq;
 		ev->src = t->src;
@@ -1002,6 +1013,10 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 		struct lq *q = n->q;
 
 		*ev = n->ev;
+		if (by_ref) {
+			ref->rec = &ev->rec;
+			ref->len = rdt_types[ev->rec.hdr.type].size;
+		}
 		if (q && n->next) {
 			/* its run's next event takes its place: one
 			 * sift-down, no pop and push */
@@ -1021,8 +1036,14 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 		r->free_nodes = n;
 	} else {
 		/* The one copy of an in-place head; the union beyond its
-		 * type stays zero as rdt_decode leaves it. */
-		copy_rec(ev, s->head, s->head_len);
+		 * type stays zero as rdt_decode leaves it.  A source's
+		 * head stays where it is until its next fill. */
+		if (by_ref) {
+			ref->rec = s->head;
+			ref->len = s->head_len;
+		} else {
+			copy_rec(ev, s->head, s->head_len);
+		}
 		ev->ts = t->ts;
 		ev->seq = t->seq;
 		ev->src = t->src;
@@ -1032,7 +1053,10 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	r->refill = s;
 	ev->host = s->host;
 	s->inheap--;
-	rdt_names_of(&r->names, s->host, ev);
+	if (by_ref)
+		ev->comm = ev->devname = "";
+	else
+		rdt_names_of(&r->names, s->host, ev);
 	if (r->have_last && ev->ts < r->last_ts && (r->live || s->windowed)) {
 		s->st.late++;
 		ev->flags |= RDT_EVF_LATE;
@@ -1042,38 +1066,17 @@ static inline __attribute__((always_inline)) void emit(struct rdt_reader *r,
 	r->have_last = true;
 }
 
-RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
-			       int timeout_ms)
+/* The pass over the sources (rdt_reader_next()'s slow path): made once
+ * for each of the two calls below, the test of @ref folded away in each. */
+static inline __attribute__((always_inline)) int
+next_pass(struct rdt_reader *r, struct rdt_event *ev, struct rdt_rec_ref *ref,
+	  const bool by_ref, int timeout_ms)
 {
 	uint64_t deadline = 0;
 	bool any_live = false;
 
 	if (!r->started)
 		start(r);
-	if (r->ordered_only && r->primed) {
-		/* Every other active stream has its head in the heap already:
-		 * the same order as the full scan below, without the scan. */
-		struct rdt_src *s = r->refill;
-
-		r->refill = NULL;
-		while (s && src_active(s) && !s->inheap)
-			if (fill_src(r, s) < 0)
-				break;
-		heap_settle(r);
-		if (!r->nheap)
-			return end_result(r);
-		emit(r, ev);
-		return 1;
-	}
-	/* Live: the top goes out without a pass over the sources while it is
-	 * due and no source can still hold anything earlier (a fill call per
-	 * source and a check per relay CPU for each event were half the cost
-	 * of following a backlog). */
-	if (r->nheap && r->heap[0].ts < r->horizon && !r->pass.stopping &&
-	    (r->exact || r->heap[0].ts + r->pass.window_ns <= r->pass.now)) {
-		emit(r, ev);
-		return 1;
-	}
 	for (;;) {
 		uint64_t horizon = UINT64_MAX, hold = UINT64_MAX;
 		bool active = false, exact = true;
@@ -1129,7 +1132,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 		if (r->nheap) {
 			if (!any_live || r->pass.stopping ||
 			    r->nheap + r->nqueued >= r->opts.max_buffered) {
-				emit(r, ev);
+				emit(r, ev, ref, by_ref);
 				return 1;
 			}
 			/* Due, and no source that knows its writers can
@@ -1138,7 +1141,7 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 			if ((r->heap[0].ts + r->pass.window_ns <= r->pass.now ||
 			     (r->exact && r->heap[0].ts < r->horizon)) &&
 			    r->heap[0].ts < r->hold) {
-				emit(r, ev);
+				emit(r, ev, ref, by_ref);
 				return 1;
 			}
 		} else if (!active) {
@@ -1196,6 +1199,68 @@ RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
 				return -EAGAIN;
 		}
 	}
+}
+
+static __attribute__((noinline)) int next_pass_copy(struct rdt_reader *r,
+		struct rdt_event *ev, int timeout_ms)
+{
+	return next_pass(r, ev, NULL, false, timeout_ms);
+}
+
+static __attribute__((noinline)) int next_pass_ref(struct rdt_reader *r,
+		struct rdt_event *ev, struct rdt_rec_ref *ref, int timeout_ms)
+{
+	return next_pass(r, ev, ref, true, timeout_ms);
+}
+
+/*
+ * The two ways an event goes out without a pass over the sources, apart
+ * from the pass: the frame the pass needs (its registers saved and
+ * restored) was ~20 instructions an event here.
+ *  - An ordered merge (files): every other active stream has its head in
+ *    the heap already, so only the one handed out last is filled; the
+ *    same order as the pass, without it.
+ *  - Live: the top is due and no source can still hold anything earlier
+ *    (a fill call per source and a check per relay CPU for each event
+ *    were half the cost of following a backlog).
+ * Both imply a started reader.
+ */
+static inline __attribute__((always_inline)) int
+next_event(struct rdt_reader *r, struct rdt_event *ev, struct rdt_rec_ref *ref,
+	   const bool by_ref, int timeout_ms)
+{
+	if (r->ordered_only && r->primed) {
+		struct rdt_src *s = r->refill;
+
+		r->refill = NULL;
+		while (s && src_active(s) && !s->inheap)
+			if (fill_src(r, s) < 0)
+				break;
+		heap_settle(r);
+		if (!r->nheap)
+			return end_result(r);
+		emit(r, ev, ref, by_ref);
+		return 1;
+	}
+	if (r->nheap && r->heap[0].ts < r->horizon && !r->pass.stopping &&
+	    (r->exact || r->heap[0].ts + r->pass.window_ns <= r->pass.now)) {
+		emit(r, ev, ref, by_ref);
+		return 1;
+	}
+	return by_ref ? next_pass_ref(r, ev, ref, timeout_ms) :
+			next_pass_copy(r, ev, timeout_ms);
+}
+
+RDT_EXPORT int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev,
+			       int timeout_ms)
+{
+	return next_event(r, ev, NULL, false, timeout_ms);
+}
+
+RDT_EXPORT int rdt_reader_next_ref(struct rdt_reader *r, struct rdt_event *ev,
+				   struct rdt_rec_ref *ref, int timeout_ms)
+{
+	return next_event(r, ev, ref, true, timeout_ms);
 }
 
 int rdt_reader_add_idle(struct rdt_reader *r, void (*fn)(void *arg), void *arg)

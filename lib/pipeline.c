@@ -89,6 +89,48 @@ RDT_EXPORT int rdt_pipeline_write(struct rdt_pipeline *p,
 	return p->nsinks ? write_all(p, ev) : 0;
 }
 
+RDT_EXPORT bool rdt_pipeline_takes_refs(const struct rdt_pipeline *p)
+{
+	for (unsigned int i = 0; i < p->nsinks; i++)
+		if (!p->sinks[i]->ops->write_ref)
+			return false;
+	return true;
+}
+
+static __attribute__((noinline)) int write_all_ref(struct rdt_pipeline *p,
+		const struct rdt_event *ev, const struct rdt_rec_ref *ref)
+{
+	for (unsigned int i = 0; i < p->nsinks; i++) {
+		struct rdt_sink *s = p->sinks[i];
+		int ret;
+
+		if (s->ops->write_ref) {
+			ret = rdt_sink_write_one_ref(s, ev, ref);
+		} else {
+			rdt_sink_set_error(s, "%s: this format needs whole events, not record references",
+					   s->path);
+			ret = -EINVAL;
+		}
+
+		if (__builtin_expect(ret < 0, 0)) {
+			p->failed = s;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* As rdt_pipeline_write(); a sink that needs ev->rec fails the call
+ * (the caller asks rdt_pipeline_takes_refs() first). */
+RDT_EXPORT int rdt_pipeline_write_ref(struct rdt_pipeline *p,
+				      const struct rdt_event *ev,
+				      const struct rdt_rec_ref *ref)
+{
+	if (p->only && p->only->ops->write_ref)
+		return rdt_sink_write_one_ref(p->only, ev, ref);
+	return p->nsinks ? write_all_ref(p, ev, ref) : 0;
+}
+
 RDT_EXPORT int rdt_pipeline_write_sinks(struct rdt_pipeline *p,
 					const struct rdt_event *ev)
 {

@@ -111,7 +111,9 @@ static int json_flush(struct rdt_sink *s)
 	return rdt_ob_flush(s->priv);
 }
 
-static const struct rdt_sink_ops json_ops = { json_write, json_close, json_flush };
+static const struct rdt_sink_ops json_ops = {
+	.write = json_write, .close = json_close, .flush = json_flush,
+};
 
 int rdt_sink_json_init(struct rdt_sink *s)
 {

@@ -1054,7 +1054,9 @@ static int pf_flush(struct rdt_sink *s)
 	return rdt_ob_flush(&((struct pf *)s->priv)->o);
 }
 
-static const struct rdt_sink_ops pf_ops = { pf_write, pf_close, pf_flush };
+static const struct rdt_sink_ops pf_ops = {
+	.write = pf_write, .close = pf_close, .flush = pf_flush,
+};
 
 int rdt_sink_perfetto_init(struct rdt_sink *s)
 {

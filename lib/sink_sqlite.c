@@ -1291,7 +1291,7 @@ static int sq_close(struct rdt_sink *s, struct rdt_reader *r)
 	return ret;
 }
 
-static const struct rdt_sink_ops sq_ops = { sq_write, sq_close, NULL };
+static const struct rdt_sink_ops sq_ops = { .write = sq_write, .close = sq_close };
 
 int rdt_sink_sqlite_init(struct rdt_sink *s)
 {

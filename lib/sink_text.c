@@ -349,7 +349,9 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 	return 0;
 }
 
-static const struct rdt_sink_ops text_ops = { text_write, text_close, text_flush };
+static const struct rdt_sink_ops text_ops = {
+	.write = text_write, .close = text_close, .flush = text_flush,
+};
 
 int rdt_sink_text_init(struct rdt_sink *s)
 {

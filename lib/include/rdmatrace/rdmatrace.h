@@ -283,6 +283,20 @@ int rdt_reader_add_counters_opts(struct rdt_reader *r,
  * once every event before the failure has been returned.
  */
 int rdt_reader_next(struct rdt_reader *r, struct rdt_event *ev, int timeout_ms);
+/*
+ * rdt_reader_next() for a consumer that keeps records as they are (a
+ * trace file writer, a counter): the record is not copied.  ref->rec
+ * points at its validated bytes, ref->len of them (its type's size, or
+ * less for an older ABI minor's shorter record), valid until the next
+ * call on @r.  @ev gets ts, seq, src, flags and host; ev->rec is not
+ * written, and comm and devname are "" (no names are looked up).
+ */
+struct rdt_rec_ref {
+	const void	*rec;
+	size_t		len;
+};
+int rdt_reader_next_ref(struct rdt_reader *r, struct rdt_event *ev,
+			struct rdt_rec_ref *ref, int timeout_ms);
 /* Live: stop reading; next() drains what is buffered, then returns 0. */
 void rdt_reader_stop(struct rdt_reader *r);
 
@@ -384,6 +398,9 @@ int rdt_filter_add_type(struct rdt_filter *f, const char *list);	/* type names *
 /* Bookkeeping records (SUBBUF, COMM, LOST, DEVICE_*) always match: loss
  * is never filtered away and names stay resolvable. */
 bool rdt_filter_match(const struct rdt_filter *f, const struct rdt_event *ev);
+/* Nothing added: every event matches (a caller may then skip the test,
+ * and need not copy events for it: rdt_reader_next_ref()). */
+bool rdt_filter_empty(const struct rdt_filter *f);
 
 /* ---- sinks ------------------------------------------------------------------ */
 
@@ -532,6 +549,12 @@ struct rdt_pipeline *rdt_pipeline_new(struct rdt_reader *r);
 int rdt_pipeline_add_sink(struct rdt_pipeline *p, struct rdt_sink *s);
 /* 0, or the -errno of a sink's write that failed (it stops there). */
 int rdt_pipeline_write(struct rdt_pipeline *p, const struct rdt_event *ev);
+/* Whether every sink of @p takes an event of rdt_reader_next_ref() as it
+ * is (the binary writer; none at all); then rdt_pipeline_write_ref()
+ * writes one, else it fails with -EINVAL. */
+bool rdt_pipeline_takes_refs(const struct rdt_pipeline *p);
+int rdt_pipeline_write_ref(struct rdt_pipeline *p, const struct rdt_event *ev,
+			   const struct rdt_rec_ref *ref);
 /* The same, but every sink gets @ev even after one failed: records an
  * analysis makes (--stuck's reports). */
 int rdt_pipeline_write_sinks(struct rdt_pipeline *p,
