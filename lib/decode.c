@@ -11,6 +11,18 @@ const struct rdt_type_info rdt_types[RDT_EV_MAX + 1] = {
 #include "types.inc"
 };
 
+uint16_t rdt_keep_size[RDT_EV_MAX + 1];
+
+/* Before main (and before any reader): the library's own table, derived
+ * from rdt_types[] and rdt_is_bookkeeping(), so that it cannot disagree
+ * with them. */
+static __attribute__((constructor)) void keep_size_init(void)
+{
+	for (unsigned int t = 0; t <= RDT_EV_MAX; t++)
+		rdt_keep_size[t] = rdt_is_bookkeeping(t) ? 0 :
+				   (uint16_t)rdt_types[t].size;
+}
+
 RDT_EXPORT size_t rdt_record_size(unsigned int type)
 {
 	return type <= RDT_EV_MAX ? rdt_types[type].size : 0;

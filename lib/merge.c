@@ -632,10 +632,16 @@ int rdt_src_push_head(struct rdt_src *s, const void *buf, size_t len,
 
 	/* Errors, skipped types, bookkeeping (names, loss, derived LOST
 	 * events) and a poll's last completion (its derived summary follows)
-	 * take the copying path; only plain events stay in place. */
-	if (rdt_decode_check(buf, len, &h, &want, &why) != RDT_DEC_OK ||
-	    rdt_is_bookkeeping(h.type) || rdt_wc_ends_poll(&h, buf))
+	 * take the copying path; only plain events stay in place.  The usual
+	 * record passes the one test of rdt_rec_plain(). */
+	if (__builtin_expect(rdt_rec_plain(buf, len, &h), 1)) {
+		want = h.size;
+		if (__builtin_expect(rdt_wc_ends_poll(&h, buf), 0))
+			return rdt_src_push(s, buf, len, "", off);
+	} else if (rdt_decode_check(buf, len, &h, &want, &why) != RDT_DEC_OK ||
+		   rdt_is_bookkeeping(h.type) || rdt_wc_ends_poll(&h, buf)) {
 		return rdt_src_push(s, buf, len, "", off);
+	}
 	s->st.records++;
 	s->st.bytes += h.size;
 	s->head = buf;
