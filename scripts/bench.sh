@@ -95,7 +95,7 @@ if [ "$VM" = 1 ]; then
 	vm --smp 2 --mem 4096 --timeout 600 -- bench/guest-capture.sh 1 50000 20000000 record
 	log "figure 5: workload slowdown, 3 reps"
 	vm --smp 2 --timeout 1500 -- bench/guest-workload.sh 3 500 500 1048576
-	grep -E '^capture(_record)? |FAIL|rdt-guest: |exited|^guest-(workload|bpf): ' "$RAW.log" >&2 || true
+	grep -E '^capture(_record)?[: ]|FAIL|rdt-guest: |exited|^guest-(workload|bpf): ' "$RAW.log" >&2 || true
 	rm -f "$RAW.log"
 fi
 # The raw lines stay, so that the report can be made again from them:
