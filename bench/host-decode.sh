@@ -38,6 +38,7 @@ one() {	# TAG DIR EVENTS SINK-ARGS...
 	rm -f "$W/out"*
 	set -- $($TIMEIT --rm "$W/out.rdt" --rm "$W/out.txt" --rm "$W/out.json" \
 		--rm "$W/out.pf" --rm "$W/out.db" 1 - "$DUMP" -i "$dir/a.rdt" -i "$dir/b.rdt" "$@") || exit 1
+	LAST=$(awk -v n="$n" -v s="$1" 'BEGIN { printf "%.0f", n / s }')
 	awk -v t="$tag" -v n="$n" -v s="$1" -v kb="$2" 'BEGIN {
 		printf "R decode.%s.events_per_s %.0f\nR decode.%s.rss_kb %d\n", t, n / s, t, kb }'
 }
@@ -49,7 +50,18 @@ one() {	# TAG DIR EVENTS SINK-ARGS...
 copy_ref() {	# TAG DIR EVENTS
 	set -- "$1" "$3" $($TIMEIT --rm "$W/copy" 1 "$W/copy" cat "$2/a.rdt" "$2/b.rdt") || exit 1
 	rm -f "$W/copy"
+	COPY=$(awk -v n="$2" -v s="$3" 'BEGIN { printf "%.0f", n / s }')
 	awk -v t="$1" -v n="$2" -v s="$3" 'BEGIN { printf "R decode.%s.events_per_s %.0f\n", t, n / s }'
+}
+# The decoder's last rate (one()) over a copy timed right after it, on the
+# same files: the ratio of one pair.  Its median is the figure: the
+# medians of decoder and copy taken apart put runs tens of seconds apart
+# over each other, and on a shared host those moved 2x (2026-11-30: copy
+# 14.1-31.2 M events/s within one run, binary 6.1-15.1 M).
+paired() {	# SINK REF DIR EVENTS
+	d=$LAST
+	copy_ref "$2" "$3" "$4"
+	awk -v t="$1" -v d="$d" -v c="$COPY" 'BEGIN { printf "R decode.%s.ratio_paired %.4f\n", t, d / c }'
 }
 # - sqlite_cli: the sqlite3 command-line tool's own .import of the rows the
 #   SQLite sink wrote, table by table as CSV, into the same schema (the
@@ -132,18 +144,21 @@ else
 fi
 for r in $(seq "$REPS"); do
 	one binary "$W/big" "$N" -o "$W/out.rdt"
+	paired binary copy "$W/big" "$N"
 	one binary_quarter "$W/quarter" $((N / 4)) -o "$W/out.rdt"
 	# --stuck's tracker (issue 34) against the same read with no output.
 	one quiet "$W/big" "$N" -q
 	one stuck "$W/big" "$N" -q --stuck=2
 	one text "$W/big" "$N" -F text -w "$W/out.txt"
+	paired text copy "$W/big" "$N"
 	# The same with the tracker: rdmatrace-dump -f's own output is text.
 	one text_stuck "$W/big" "$N" -F text -w "$W/out.txt" --stuck=2
 	one json "$W/slow" "$NS" -F json -w "$W/out.json"
+	paired json copy_slow "$W/slow" "$NS"
 	one perfetto "$W/slow" "$NS" -F perfetto -w "$W/out.pf"
+	paired perfetto copy_slow "$W/slow" "$NS"
 	one sqlite "$W/slow" "$NS" -F sqlite -w "$W/out.db"
+	paired sqlite copy_slow "$W/slow" "$NS"
 	[ -d "$W/cli" ] || sqlite_cli_prep "$W/out.db"
 	sqlite_cli "$NS"
-	copy_ref copy "$W/big" "$N"
-	copy_ref copy_slow "$W/slow" "$NS"
 done
