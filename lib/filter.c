@@ -187,13 +187,13 @@ static __attribute__((noinline)) bool match(const struct rdt_filter *f,
 	return true;
 }
 
-RDT_EXPORT bool rdt_filter_match(const struct rdt_filter *f,
-				 const struct rdt_event *ev)
-{
-	return !f || !f->any || match(f, ev);
-}
-
 RDT_EXPORT bool rdt_filter_empty(const struct rdt_filter *f)
 {
 	return !f || !f->any;
+}
+
+RDT_EXPORT bool rdt_filter_match(const struct rdt_filter *f,
+				 const struct rdt_event *ev)
+{
+	return rdt_filter_empty(f) || match(f, ev);
 }

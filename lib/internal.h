@@ -880,24 +880,28 @@ struct rdt_sink {
 
 /* rdt_sink_write()'s body, inline where it runs for every event and every
  * sink (pipeline.c): the first event's stamp, then the format's write. */
-static inline int rdt_sink_write_one(struct rdt_sink *s,
-				     const struct rdt_event *ev)
+static inline void rdt_sink_first(struct rdt_sink *s,
+				  const struct rdt_event *ev)
 {
 	if (__builtin_expect(!s->have_first, 0)) {
 		s->first_ts = ev->ts;
 		s->have_first = true;
 	}
+}
+
+static inline int rdt_sink_write_one(struct rdt_sink *s,
+				     const struct rdt_event *ev)
+{
+	rdt_sink_first(s, ev);
 	return s->ops->write(s, ev);
 }
 
+/* The same, the record at @ref (the sink has a write_ref). */
 static inline int rdt_sink_write_one_ref(struct rdt_sink *s,
 					 const struct rdt_event *ev,
 					 const struct rdt_rec_ref *ref)
 {
-	if (__builtin_expect(!s->have_first, 0)) {
-		s->first_ts = ev->ts;
-		s->have_first = true;
-	}
+	rdt_sink_first(s, ev);
 	return s->ops->write_ref(s, ev, ref);
 }
 

@@ -363,12 +363,10 @@ static void sift_down(struct rdt_reader *r, size_t i, const struct hent *e)
 	h[i] = *e;
 }
 
-/* @e in place of the top: inline where it stays there (a stream that
- * stays the earliest, as one busy CPU's does), else a sift-down.  The
- * top is written field by field: @e was just built in pieces on the
- * stack, and a 16-byte load of two 8-byte stores waits for them to
- * retire (a store-forwarding stall: a fifth of a file merge's time in
- * the push, perf). */
+/* *@e into @d field by field: @e was just built in pieces on the stack,
+ * and a 16-byte load of two 8-byte stores waits for them to retire (a
+ * store-forwarding stall: a fifth of a file merge's time in the push,
+ * perf). */
 static inline __attribute__((always_inline)) void
 hent_put(struct hent *d, const struct hent *e)
 {
@@ -380,6 +378,9 @@ hent_put(struct hent *d, const struct hent *e)
 	d->n = e->n;
 }
 
+/* @e in place of the top: inline where it stays there (a stream that
+ * stays the earliest, as one busy CPU's does) or where a child that is a
+ * leaf comes up, else a sift-down. */
 static inline __attribute__((always_inline)) void
 replace_top(struct rdt_reader *r, const struct hent *e)
 {

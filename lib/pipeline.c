@@ -61,14 +61,28 @@ RDT_EXPORT int rdt_pipeline_add_sink(struct rdt_pipeline *p, struct rdt_sink *s)
 	return 0;
 }
 
+/* Each sink in turn, up to the first that fails: @ev whole, or with its
+ * record at @ref (rdt_pipeline_write_ref()), which a sink that needs the
+ * whole event refuses. */
 static __attribute__((noinline)) int write_all(struct rdt_pipeline *p,
-					       const struct rdt_event *ev)
+					       const struct rdt_event *ev,
+					       const struct rdt_rec_ref *ref)
 {
 	for (unsigned int i = 0; i < p->nsinks; i++) {
-		int ret = rdt_sink_write_one(p->sinks[i], ev);
+		struct rdt_sink *s = p->sinks[i];
+		int ret;
 
+		if (!ref) {
+			ret = rdt_sink_write_one(s, ev);
+		} else if (s->ops->write_ref) {
+			ret = rdt_sink_write_one_ref(s, ev, ref);
+		} else {
+			rdt_sink_set_error(s, "%s: this format needs whole events, not record references",
+					   s->path);
+			ret = -EINVAL;
+		}
 		if (__builtin_expect(ret < 0, 0)) {
-			p->failed = p->sinks[i];
+			p->failed = s;
 			return ret;
 		}
 	}
@@ -86,7 +100,7 @@ RDT_EXPORT int rdt_pipeline_write(struct rdt_pipeline *p,
 {
 	if (p->only)
 		return rdt_sink_write_one(p->only, ev);	/* rdt_pipeline_error(): it */
-	return p->nsinks ? write_all(p, ev) : 0;
+	return p->nsinks ? write_all(p, ev, NULL) : 0;
 }
 
 RDT_EXPORT bool rdt_pipeline_takes_refs(const struct rdt_pipeline *p)
@@ -97,29 +111,6 @@ RDT_EXPORT bool rdt_pipeline_takes_refs(const struct rdt_pipeline *p)
 	return true;
 }
 
-static __attribute__((noinline)) int write_all_ref(struct rdt_pipeline *p,
-		const struct rdt_event *ev, const struct rdt_rec_ref *ref)
-{
-	for (unsigned int i = 0; i < p->nsinks; i++) {
-		struct rdt_sink *s = p->sinks[i];
-		int ret;
-
-		if (s->ops->write_ref) {
-			ret = rdt_sink_write_one_ref(s, ev, ref);
-		} else {
-			rdt_sink_set_error(s, "%s: this format needs whole events, not record references",
-					   s->path);
-			ret = -EINVAL;
-		}
-
-		if (__builtin_expect(ret < 0, 0)) {
-			p->failed = s;
-			return ret;
-		}
-	}
-	return 0;
-}
-
 /* As rdt_pipeline_write(); a sink that needs ev->rec fails the call
  * (the caller asks rdt_pipeline_takes_refs() first). */
 RDT_EXPORT int rdt_pipeline_write_ref(struct rdt_pipeline *p,
@@ -128,7 +119,7 @@ RDT_EXPORT int rdt_pipeline_write_ref(struct rdt_pipeline *p,
 {
 	if (p->only && p->only->ops->write_ref)
 		return rdt_sink_write_one_ref(p->only, ev, ref);
-	return p->nsinks ? write_all_ref(p, ev, ref) : 0;
+	return p->nsinks ? write_all(p, ev, ref) : 0;
 }
 
 RDT_EXPORT int rdt_pipeline_write_sinks(struct rdt_pipeline *p,

@@ -107,13 +107,13 @@ rec_copy(char *d, const char *s, size_t n)
 	memcpy(d + n - 16, s + n - 16, 16);
 }
 
-/* The record at @src (@len bytes; its type's size where it is whole) out
- * with the type's size and @ev's stamp. */
+/* The record at @src (@len bytes; @size, its type's, where it is whole;
+ * 0 for a type this reader does not know) out with that size and @ev's
+ * stamp. */
 static inline __attribute__((always_inline)) int
 bin_out(struct rdt_sink *s, const struct rdt_event *ev, const void *src,
-	size_t len, unsigned int type)
+	size_t len, size_t size)
 {
-	size_t size = type <= RDT_EV_MAX ? rdt_types[type].size : 0;
 	struct bin_buf *b = s->priv;
 	__u16 sz16 = (__u16)size;
 	char *out;
@@ -132,13 +132,17 @@ bin_out(struct rdt_sink *s, const struct rdt_event *ev, const void *src,
 	return 0;
 }
 
+static inline size_t type_size(unsigned int type)
+{
+	return type <= RDT_EV_MAX ? rdt_types[type].size : 0;
+}
+
 static int bin_write(struct rdt_sink *s, const struct rdt_event *ev)
 {
-	unsigned int type = ev->rec.hdr.type;
+	size_t size = type_size(ev->rec.hdr.type);
 
 	/* ev->rec holds the whole type, zero beyond what was read. */
-	return bin_out(s, ev, &ev->rec, type <= RDT_EV_MAX ?
-		       rdt_types[type].size : 0, type);
+	return bin_out(s, ev, &ev->rec, size, size);
 }
 
 static int bin_write_ref(struct rdt_sink *s, const struct rdt_event *ev,
@@ -148,7 +152,7 @@ static int bin_write_ref(struct rdt_sink *s, const struct rdt_event *ev,
 
 	memcpy(&type, (const char *)ref->rec + offsetof(struct rdt_hdr, type),
 	       sizeof(type));
-	return bin_out(s, ev, ref->rec, ref->len, type);
+	return bin_out(s, ev, ref->rec, ref->len, type_size(type));
 }
 
 static int bin_close(struct rdt_sink *s, struct rdt_reader *r)

@@ -824,6 +824,15 @@ static int consume(struct run *x, const struct rdt_event *ev)
 	return 0;
 }
 
+/* A first SIGINT/SIGTERM: the reader drains what it holds, then ends. */
+static void stop_if_asked(struct run *x)
+{
+	if (stop_requested == 1) {
+		rdt_reader_stop(x->r);
+		stop_requested = 2;
+	}
+}
+
 /* A live reader's wait (-EAGAIN): what runs while no event comes. */
 static void on_wait(struct run *x, const struct args *a)
 {
@@ -847,10 +856,7 @@ static int read_loop_ref(struct run *x, const struct args *a)
 	int n;
 
 	for (;;) {
-		if (stop_requested == 1) {
-			rdt_reader_stop(x->r);
-			stop_requested = 2;
-		}
+		stop_if_asked(x);
 		n = rdt_reader_next_ref(x->r, &ev, &ref, a->follow ? 200 : -1);
 		if (n == -EAGAIN) {
 			on_wait(x, a);
@@ -879,10 +885,7 @@ static int read_loop(struct run *x, const struct args *a)
 	    rdt_filter_empty(x->flt) && rdt_pipeline_takes_refs(x->pipe))
 		return read_loop_ref(x, a);
 	for (;;) {
-		if (stop_requested == 1) {
-			rdt_reader_stop(x->r);
-			stop_requested = 2;
-		}
+		stop_if_asked(x);
 		n = rdt_reader_next(x->r, &ev, a->follow ? 200 : -1);
 		if (n == -EAGAIN) {
 			on_wait(x, a);
