@@ -26,6 +26,7 @@
 #include <linux/threads.h>
 #include <linux/uaccess.h>
 
+#include "clock.h"
 #include "rdt.h"
 
 /* Serialises control writes and channel replacement. */
@@ -279,6 +280,36 @@ static void rdt_version_show(struct seq_file *m)
 		   RDT_VERSION);
 }
 
+/*
+ * The clock records are stamped with and why: "clock tsc|ktime", "mode
+ * auto|tsc|ktime", "reason ...".  A mode is written while tracing is off.
+ */
+static void rdt_clock_show(struct seq_file *m)
+{
+	seq_printf(m, "clock %s\nmode %s\nreason %s\n", rdt_clk_name(),
+		   rdt_clk_modes[rdt_clk_get()], rdt_clk_why());
+}
+
+static int rdt_clock_store(const char *buf)
+{
+	enum rdt_clk_mode mode;
+	int ret;
+
+	if (rdt_clk_parse(buf, &mode)) {
+		pr_warn_ratelimited("clock: '%s' is not auto, tsc or ktime\n",
+				    buf);
+		return -EINVAL;
+	}
+	if (READ_ONCE(rdt_enabled)) {
+		pr_warn_ratelimited("clock: write 0 to enable first\n");
+		return -EBUSY;
+	}
+	ret = rdt_clk_set(mode);
+	if (ret)
+		pr_warn_ratelimited("clock: tsc: this machine has no TSC frequency\n");
+	return ret;
+}
+
 static const struct rdt_attr rdt_attrs[] = {
 	{ "enable", 0600, rdt_enable_show, rdt_enable_store },
 	{ "events", 0600, rdt_events_show, rdt_events_store },
@@ -288,6 +319,7 @@ static const struct rdt_attr rdt_attrs[] = {
 	{ "n_subbufs", 0600, rdt_n_subbufs_show, rdt_n_subbufs_store },
 	{ "dropped", 0400, rdt_dropped_show, NULL },
 	{ "version", 0400, rdt_version_show, NULL },
+	{ "clock", 0600, rdt_clock_show, rdt_clock_store },
 };
 
 static int rdt_attr_seq_show(struct seq_file *m, void *v)

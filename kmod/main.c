@@ -14,6 +14,7 @@
 #include <linux/moduleparam.h>
 #include <linux/rcupdate.h>
 
+#include "clock.h"
 #include "rdt.h"
 
 unsigned long rdt_param_subbuf_size = 256 * 1024;
@@ -27,6 +28,34 @@ MODULE_PARM_DESC(n_subbufs, "relay sub-buffers per CPU, one kept free (default 8
 module_param_named(stack_check_ms, rdt_stack_check_ms, uint, 0444);
 MODULE_PARM_DESC(stack_check_ms,
 		 "how often to look for another module's wrappers over ours, which keep this module loaded (0: never; an unload then waits for them to go)");
+
+/* clock=auto|tsc|ktime: how records are stamped (clock.h). */
+static enum rdt_clk_mode rdt_param_clock;
+
+static int rdt_clock_param_set(const char *val, const struct kernel_param *kp)
+{
+	enum rdt_clk_mode mode;
+
+	if (rdt_clk_parse(val, &mode)) {
+		pr_err("clock: '%s' is not auto, tsc or ktime\n", val);
+		return -EINVAL;
+	}
+	rdt_param_clock = mode;
+	return 0;
+}
+
+static int rdt_clock_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", rdt_clk_modes[rdt_param_clock]);
+}
+
+static const struct kernel_param_ops rdt_clock_param_ops = {
+	.set = rdt_clock_param_set,
+	.get = rdt_clock_param_get,
+};
+
+module_param_cb(clock, &rdt_clock_param_ops, NULL, 0444);
+MODULE_PARM_DESC(clock, "record stamps: auto (the TSC where the kernel trusts it, else ktime), tsc (forced), ktime (default auto)");
 
 static bool rdt_param_enable;
 module_param_named(enable, rdt_param_enable, bool, 0444);
@@ -83,6 +112,11 @@ static int __init rdt_init(void)
 		pr_err("bad module parameters: not loaded\n");
 		return -EINVAL;
 	}
+	ret = rdt_clk_set(rdt_param_clock);
+	if (ret) {
+		pr_err("clock=tsc: this machine has no TSC frequency: not loaded\n");
+		return ret;
+	}
 	rdt_encode_init();
 	ret = rdt_debugfs_init(rdt_param_enable);
 	if (ret)
@@ -95,8 +129,9 @@ static int __init rdt_init(void)
 		goto out_client;
 	}
 	rdt_stack_watch_start();
-	pr_info("version %s (ABI %d.%d) loaded, tracing %s\n", RDT_VERSION,
-		RDT_ABI_MAJOR, RDT_ABI_MINOR, rdt_param_enable ? "on" : "off");
+	pr_info("version %s (ABI %d.%d) loaded, tracing %s, clock %s (%s)\n",
+		RDT_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
+		rdt_param_enable ? "on" : "off", rdt_clk_name(), rdt_clk_why());
 	return 0;
 
 out_client:

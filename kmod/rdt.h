@@ -4,6 +4,7 @@
  * KUnit suites in tests/kunit/.
  *
  *   main.c     module parameters, init/exit, the ib_client
+ *   clock.c    the data path clock: TSC anchored to CLOCK_MONOTONIC (clock.h)
  *   wrap.c     the ops table, wrap/unwrap, per-device contexts, the wrappers
  *   emit.c     the one emit path: filter, header, relay, drop accounting
  *   encode.c   verb arguments -> record bodies (pure functions; the data
@@ -45,8 +46,11 @@
  */
 #if IS_ENABLED(CONFIG_KUNIT)
 #define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	EXPORT_SYMBOL_NS_GPL(sym, RDT_KUNIT_NS)
+/* A per-CPU variable: there is no namespaced export of one. */
+#define EXPORT_PER_CPU_IF_RDT_KUNIT(sym) EXPORT_PER_CPU_SYMBOL_GPL(sym)
 #else
 #define EXPORT_SYMBOL_IF_RDT_KUNIT(sym)	__ADDRESSABLE(sym)
+#define EXPORT_PER_CPU_IF_RDT_KUNIT(sym)
 #endif
 
 /* ---- filter (emit.c) ------------------------------------------------- */

@@ -27,6 +27,7 @@
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
 
+#include "clock.h"
 #include "rdt.h"
 
 /* emit.c: a COMM record for s's task, false when the buffer was full. */
@@ -124,7 +125,7 @@ rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 	 * CPU's stream can come between the stamp and the slot, so the
 	 * stream is in time order (the reader merges the CPUs on it).
 	 */
-	s->ts = ktime_get_ns();
+	s->ts = rdt_clock_ns();
 	h = rdt_slot_open(s->t, s, type, size, dev, s->ts);
 	if (h)
 		return h;

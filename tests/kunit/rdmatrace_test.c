@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suites for rdmatrace.ko: record encoding, wrap/unwrap of a fake ops
- * table, filter logic and exact drop accounting on a real relay channel.
+ * table, filter logic, exact drop accounting on a real relay channel and
+ * the data path's clock against ktime_get_ns().
  */
 #include <kunit/test.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/preempt.h>
 #include <linux/relay.h>
 #include <linux/slab.h>
+#ifdef CONFIG_X86_TSC
+#include <asm/cpufeature.h>
+#include <asm/tsc.h>
+#endif
 
+#include "clock.h"
 #include "rdt.h"
 
 MODULE_IMPORT_NS(RDT_KUNIT_NS);
@@ -636,8 +643,121 @@ static struct kunit_suite rdt_drop_suite = {
 	.test_cases = rdt_drop_cases,
 };
 
+/* ---- rdt_clock: the data path's stamps against ktime_get_ns() -------- */
+
+/*
+ * What a stamp may differ from ktime_get_ns() by, 0.9 ms after its anchor:
+ * a tsc_khz 2 % off.  The kernel calibrates it to a few ppm; a wrong
+ * scale, shift or unit is off by far more.
+ */
+#define CLK_TOL_NS	20000
+/* Within the anchor's span (RDT_CLK_ANCHOR_US), near its end. */
+#define CLK_DELAY_US	900
+
+static void rdt_test_clock_tsc(struct kunit *test)
+{
+	enum rdt_clk_mode old = rdt_clk_get();
+	u64 k0, a, k1, b, k2;
+	unsigned long flags;
+	int i;
+
+	if (rdt_clk_set(RDT_CLK_TSC))
+		kunit_skip(test, "no TSC frequency on this machine");
+	KUNIT_EXPECT_STREQ(test, rdt_clk_name(), "tsc");
+	for (i = 0; i < 5; i++) {
+		local_irq_save(flags);
+		this_cpu_write(rdt_clk.tsc, 0);		/* the next one anchors */
+		k0 = ktime_get_ns();
+		a = rdt_clock_ns();
+		udelay(CLK_DELAY_US);	/* b is extrapolated that far */
+		k1 = ktime_get_ns();
+		b = rdt_clock_ns();
+		k2 = ktime_get_ns();
+		local_irq_restore(flags);
+		/* A host that stalls the guest only widens [k1, k2]. */
+		KUNIT_EXPECT_GE(test, a + CLK_TOL_NS, k0);
+		KUNIT_EXPECT_LE(test, a, k1 + CLK_TOL_NS);
+		KUNIT_EXPECT_GE(test, b + CLK_TOL_NS,
+				a + CLK_DELAY_US * NSEC_PER_USEC);
+		KUNIT_EXPECT_GE(test, b + CLK_TOL_NS, k1);
+		KUNIT_EXPECT_LE(test, b, k2 + CLK_TOL_NS);
+	}
+	rdt_clk_set(old);
+}
+
+/* A CPU's stamps never go back, whichever clock and whatever an anchor reads. */
+static void rdt_test_clock_order(struct kunit *test)
+{
+	enum rdt_clk_mode old = rdt_clk_get();
+	u64 ahead, a, b, c, d;
+	unsigned long flags;
+
+	if (rdt_clk_set(RDT_CLK_TSC))
+		kunit_skip(test, "no TSC frequency on this machine");
+	local_irq_save(flags);
+	ahead = ktime_get_ns() + NSEC_PER_SEC;
+	this_cpu_write(rdt_clk.last, ahead);
+	this_cpu_write(rdt_clk.tsc, 0);
+	a = rdt_clock_ns();		/* an anchor a second behind last */
+	b = rdt_clock_ns();		/* extrapolated from it */
+	rdt_clk_set(RDT_CLK_KTIME);
+	c = rdt_clock_ns();		/* ktime_get_ns(), behind last */
+	d = rdt_clock_ns();
+	/* Put this CPU's clock back for the stamps after this test. */
+	this_cpu_write(rdt_clk.last, 0);
+	this_cpu_write(rdt_clk.tsc, 0);
+	local_irq_restore(flags);
+	rdt_clk_set(old);
+	KUNIT_EXPECT_EQ(test, a, ahead);
+	KUNIT_EXPECT_GE(test, b, a);
+	KUNIT_EXPECT_LT(test, b, ahead + NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, c, b);
+	KUNIT_EXPECT_EQ(test, d, b);
+}
+
+static void rdt_test_clock_modes(struct kunit *test)
+{
+	enum rdt_clk_mode old = rdt_clk_get(), m = RDT_CLK_TSC;
+
+	KUNIT_EXPECT_EQ(test, rdt_clk_parse("bogus", &m), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rdt_clk_parse("", &m), -EINVAL);
+	KUNIT_EXPECT_EQ(test, m, RDT_CLK_TSC);
+	KUNIT_EXPECT_EQ(test, rdt_clk_parse("ktime\n", &m), 0);
+	KUNIT_EXPECT_EQ(test, m, RDT_CLK_KTIME);
+	KUNIT_EXPECT_EQ(test, rdt_clk_parse("auto", &m), 0);
+	KUNIT_EXPECT_EQ(test, m, RDT_CLK_AUTO);
+
+	KUNIT_EXPECT_EQ(test, rdt_clk_set(RDT_CLK_KTIME), 0);
+	KUNIT_EXPECT_STREQ(test, rdt_clk_name(), "ktime");
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_clk_span), 0);
+	KUNIT_EXPECT_EQ(test, rdt_clk_set(RDT_CLK_AUTO), 0);
+#ifdef CONFIG_X86_TSC
+	/* auto takes the TSC exactly where the kernel trusts it. */
+	KUNIT_EXPECT_EQ(test, !strcmp(rdt_clk_name(), "tsc"),
+			tsc_khz && boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
+			boot_cpu_has(X86_FEATURE_NONSTOP_TSC) &&
+			!check_tsc_unstable());
+#else
+	KUNIT_EXPECT_STREQ(test, rdt_clk_name(), "ktime");
+#endif
+	KUNIT_EXPECT_GT(test, strlen(rdt_clk_why()), 0);
+	rdt_clk_set(old);
+}
+
+static struct kunit_case rdt_clock_cases[] = {
+	KUNIT_CASE(rdt_test_clock_tsc),
+	KUNIT_CASE(rdt_test_clock_order),
+	KUNIT_CASE(rdt_test_clock_modes),
+	{}
+};
+
+static struct kunit_suite rdt_clock_suite = {
+	.name = "rdmatrace_clock",
+	.test_cases = rdt_clock_cases,
+};
+
 kunit_test_suites(&rdt_encode_suite, &rdt_wrap_suite, &rdt_filter_suite,
-		  &rdt_restrack_suite, &rdt_drop_suite);
+		  &rdt_restrack_suite, &rdt_drop_suite, &rdt_clock_suite);
 
 MODULE_DESCRIPTION("KUnit suites for rdmatrace");
 MODULE_LICENSE("GPL");

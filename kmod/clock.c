@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdmatrace: the data path clock's anchors and its choice of TSC or
+ * ktime_get_ns() (clock.h says why and how a stamp is made).
+ */
+#include <linux/kernel.h>
+#include <linux/string.h>
+#ifdef CONFIG_X86_TSC
+#include <asm/cpufeature.h>
+#include <asm/tsc.h>
+#endif
+
+#include "clock.h"
+#include "rdt.h"
+
+DEFINE_PER_CPU(struct rdt_clk, rdt_clk);
+EXPORT_PER_CPU_IF_RDT_KUNIT(rdt_clk);
+u64 rdt_clk_span;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_span);
+u64 rdt_clk_mult;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_mult);
+static enum rdt_clk_mode rdt_clk_mode;
+static const char *rdt_clk_reason = "not set up";
+
+const char *const rdt_clk_modes[] = {
+	[RDT_CLK_AUTO] = "auto",
+	[RDT_CLK_TSC] = "tsc",
+	[RDT_CLK_KTIME] = "ktime",
+};
+
+/*
+ * The TSC's frequency if the kernel trusts it to tick at that rate on
+ * every CPU through idle and frequency changes; 0 and why not otherwise.
+ */
+static u64 rdt_tsc_khz(bool trusted_only, const char **why)
+{
+#ifdef CONFIG_X86_TSC
+	if (!tsc_khz) {
+		*why = "the TSC's frequency is unknown";
+		return 0;
+	}
+	if (!trusted_only)
+		return tsc_khz;
+	if (!boot_cpu_has(X86_FEATURE_CONSTANT_TSC))
+		*why = "the CPU lacks constant_tsc";
+	else if (!boot_cpu_has(X86_FEATURE_NONSTOP_TSC))
+		*why = "the CPU lacks nonstop_tsc";
+	else if (check_tsc_unstable())
+		*why = "the kernel marked the TSC unstable";
+	else
+		return tsc_khz;
+	return 0;
+#else
+	*why = "no TSC on this architecture";
+	return 0;
+#endif
+}
+
+static bool rdt_tsc_unstable(void)
+{
+#ifdef CONFIG_X86_TSC
+	return check_tsc_unstable();
+#else
+	return true;
+#endif
+}
+
+/*
+ * This CPU's next anchor, interrupts off, once a span per CPU.  Never
+ * earlier than the CPU's last stamp; the time a later anchor reads ahead
+ * is at most the span's error.
+ */
+u64 rdt_clk_anchor(u64 tsc)
+{
+	struct rdt_clk *c = this_cpu_ptr(&rdt_clk);
+	u64 ns = ktime_get_ns();
+
+	if (ns < c->last)
+		ns = c->last;
+	c->tsc = tsc;
+	c->mono = ns;
+	c->last = ns;
+	/* The clocksource watchdog may distrust the TSC at any time. */
+	if (READ_ONCE(rdt_clk_mode) == RDT_CLK_AUTO &&
+	    READ_ONCE(rdt_clk_span) && unlikely(rdt_tsc_unstable())) {
+		WRITE_ONCE(rdt_clk_span, 0);
+		WRITE_ONCE(rdt_clk_reason, "the kernel marked the TSC unstable");
+	}
+	return ns;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_anchor);
+
+/*
+ * Choose the clock.  Only while nothing stamps: at load, or from debugfs
+ * while tracing is off (every writer has left by then).  -EOPNOTSUPP for
+ * clock=tsc where there is no TSC frequency.
+ */
+int rdt_clk_set(enum rdt_clk_mode mode)
+{
+	const char *why = "clock=ktime";
+	u64 khz = 0;
+
+	if (mode == RDT_CLK_TSC) {
+		khz = rdt_tsc_khz(false, &why);
+		if (!khz)
+			return -EOPNOTSUPP;
+		why = "clock=tsc";
+	} else if (mode == RDT_CLK_AUTO) {
+		khz = rdt_tsc_khz(true, &why);
+		if (khz)
+			why = "constant_tsc, nonstop_tsc, stable";
+	}
+	if (khz) {
+		WRITE_ONCE(rdt_clk_mult,
+			   div64_u64((u64)NSEC_PER_MSEC << RDT_CLK_SHIFT, khz));
+		WRITE_ONCE(rdt_clk_span, khz * RDT_CLK_ANCHOR_US / USEC_PER_MSEC);
+	} else {
+		WRITE_ONCE(rdt_clk_span, 0);
+	}
+	WRITE_ONCE(rdt_clk_mode, mode);
+	WRITE_ONCE(rdt_clk_reason, why);
+	return 0;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_set);
+
+enum rdt_clk_mode rdt_clk_get(void)
+{
+	return READ_ONCE(rdt_clk_mode);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_get);
+
+const char *rdt_clk_name(void)
+{
+	return READ_ONCE(rdt_clk_span) ? "tsc" : "ktime";
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_name);
+
+const char *rdt_clk_why(void)
+{
+	return READ_ONCE(rdt_clk_reason);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_why);
+
+int rdt_clk_parse(const char *s, enum rdt_clk_mode *mode)
+{
+	int i = sysfs_match_string(rdt_clk_modes, s);
+
+	if (i < 0)
+		return -EINVAL;
+	*mode = i;
+	return 0;
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_parse);
