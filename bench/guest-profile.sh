@@ -12,7 +12,9 @@ KO=$RDT_BUILD/bench/kmod/$(uname -r)/rdt_bench.ko
 grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs none /sys/kernel/debug
 rdt-rdma-up rxe >/dev/null
 . /run/rdt-rdma.env
-modprobe rdmatrace n_subbufs=64
+# The TSC clock, as on a host whose TSC the kernel trusts (kmod/clock.h);
+# TCG guests lack constant_tsc, so auto would pick ktime here.
+modprobe rdmatrace n_subbufs=64 clock=${RDT_BENCH_CLOCK:-tsc}
 [ "$MODE" = disabled ] || echo 1 >/sys/kernel/debug/rdmatrace/enable
 cat /proc/kallsyms >"$DIR/kallsyms.tmp"
 mv "$DIR/kallsyms.tmp" "$DIR/kallsyms"

@@ -41,10 +41,20 @@ for r in $(seq "$REPS"); do
 	one none
 	# 64 x 256 KiB per CPU: an unread buffer holds every event of a run,
 	# so the enabled figure is the write path, never the cheaper drop path.
-	modprobe rdmatrace n_subbufs=64
+	# Stamped by the TSC, as on a host whose TSC the kernel trusts
+	# (kmod/clock.h): TCG guests lack constant_tsc, so clock=auto would
+	# choose ktime_get_ns() here; enabled_ktime is that fallback's cost.
+	modprobe rdmatrace n_subbufs=64 clock=tsc
 	one disabled
 	echo 1 >$D/enable
 	one enabled
+	echo 0 >$D/enable
+	echo ktime >$D/clock
+	echo 1 >$D/enable
+	one enabled_ktime
+	echo 0 >$D/enable
+	echo tsc >$D/clock
+	echo 1 >$D/enable
 	# wr_ids that are kernel addresses (a ULP's ib_cqe): hashed, mostly
 	# from the per-CPU cache.
 	one enabled_cqe wr_cqe=1

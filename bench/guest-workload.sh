@@ -88,7 +88,7 @@ ring_split() {	# MODE WHAT CMD...
 for r in $(seq "$REPS"); do
 	rmmod rdmatrace 2>/dev/null || true
 	measure untraced
-	modprobe rdmatrace
+	modprobe rdmatrace clock=tsc
 	"$DUMP" -f -o "$W/t.rdt" 2>"$W/err" &
 	dp=$!
 	wait_tracing $dp relay

@@ -37,7 +37,7 @@ def ratio(a, b):
 
 derived, targets = {}, []
 for tag in ("icount", "tcg"):
-    for mode in ("disabled", "enabled", "enabled_cqe"):
+    for mode in ("disabled", "enabled", "enabled_ktime", "enabled_cqe"):
         for m in ("verb_ns", "post_send_ns", "post_recv_ns", "poll_cq_hit_ns"):
             a, b = med(f"verbs.{tag}.{mode}.{m}"), med(f"verbs.{tag}.none.{m}")
             if a is not None and b is not None:

@@ -23,7 +23,7 @@ for m in $MODES; do
 	port=$((20000 + RANDOM % 20000))
 	# A guest held by gdb sees time jump: no lockup watchdog, and the
 	# TSC stays the clocksource (as in figure 1) instead of hpet.
-	tests/vm/run --kernel "$K" --smp 1 --timeout 900 --gdb $port \
+	tests/vm/run --kernel "$K" --smp 1 --icount --timeout 900 --gdb $port \
 		--append "tsc=reliable nowatchdog" -- \
 		bench/guest-profile.sh "$D" "$m" 200 >"$D/guest.log" 2>&1 &
 	vm=$!

@@ -79,16 +79,18 @@ def trace_call():
     """Step one wrapper call from its first instruction to its return."""
     ret, sp0 = u64(reg("rsp")), reg("rsp")
     counts = {}
+    pcs = []
     while True:
         pc = reg("pc")
         if pc == ret and reg("rsp") > sp0:
-            return counts, reg("rax")
+            return counts, reg("rax"), pcs
         if pc in origs:
             gdb.execute("tbreak *%#x" % u64(reg("rsp")), to_string=True)
             gdb.execute("continue", to_string=True)
             continue
         s = sym(pc)
         counts[s] = counts.get(s, 0) + 1
+        pcs.append("%s+%#x" % (s, pc - addrs[bisect.bisect_right(addrs, pc) - 1]))
         gdb.execute("stepi", to_string=True)
 
 
@@ -100,6 +102,7 @@ open(os.path.join(DIR, "go"), "w").close()
 
 seen = {w: 0 for w in WRAPPERS}
 got = {}		# (wrapper, outcome) -> [counts, ...]
+first_pcs = {}
 # An empty poll is rare when completions are quick: counted when it comes.
 need = [("rdt_post_send", "ok"), ("rdt_post_recv", "ok"),
         ("rdt_poll_cq", "hit")]
@@ -130,7 +133,7 @@ while need_more() or (have(("rdt_poll_cq", "empty")) < SAMPLES and extra < 200):
         extra += 1
     if w != "rdt_poll_cq" and have((w, "ok")) >= SAMPLES:
         continue
-    counts, rax = trace_call()
+    counts, rax, pcs = trace_call()
     rv = rax if rax < 1 << 63 else rax - (1 << 64)
     if w == "rdt_poll_cq":
         outcome = "hit" if rv > 0 else "empty" if rv == 0 else "error"
@@ -138,6 +141,9 @@ while need_more() or (have(("rdt_poll_cq", "empty")) < SAMPLES and extra < 200):
         outcome = "ok" if rv == 0 else "error"
     if have((w, outcome)) < SAMPLES:
         got.setdefault((w, outcome), []).append(counts)
+        # One call's instructions in order, "function+offset": where
+        # they go inside a function (objdump -d of the .ko).
+        first_pcs.setdefault("%s.%s" % (w, outcome), pcs)
 
 short = [k for k in need if have(k) < SAMPLES]
 if short and not NONE:
@@ -161,6 +167,8 @@ for (w, outcome), runs in sorted(got.items()):
                       sorted(fn.items(), key=lambda x: -x[1])}}
 with open(os.path.join(DIR, "result.json"), "w") as f:
     json.dump(res, f, indent=1)
+with open(os.path.join(DIR, "pcs.json"), "w") as f:
+    json.dump(first_pcs, f, indent=0)
 try:
     gdb.execute("detach")
 except gdb.error:
