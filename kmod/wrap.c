@@ -136,8 +136,8 @@ static bool rdt_uobj(const void *uobject)
  * alone may be read then.
  */
 /* One record per WR, in one slot section; returns the number of WRs. */
-static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
-			     const struct ib_send_wr *wr, bool user)
+static noinline u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
+				      const struct ib_send_wr *wr, bool user)
 {
 	struct rdt_ev_post_send *ev;
 	struct rdt_slot s __uninitialized;
@@ -159,8 +159,9 @@ static u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 	return n;
 }
 
-static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
-			     bool srq, const struct ib_recv_wr *wr, bool user)
+static noinline u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn,
+				      u32 srq_id, bool srq,
+				      const struct ib_recv_wr *wr, bool user)
 {
 	struct rdt_ev_post_recv *ev;
 	struct rdt_slot s __uninitialized;
@@ -182,6 +183,54 @@ static u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn, u32 srq_id,
 	if (open)
 		rdt_commit(&s);
 	return n;
+}
+
+/*
+ * A post of one WR in the common case (slot.h's rdt_fast_open()); false
+ * when nothing was written and rdt_rec_post_*() must.
+ */
+static __always_inline bool rdt_fast_post_send(struct rdt_dev *rd,
+					       struct ib_qp *qp,
+					       const struct ib_send_wr *wr,
+					       bool user)
+{
+	struct rdt_ev_post_send *ev;
+	struct rdt_fast f __uninitialized;
+
+	if (!wr || wr->next)
+		return false;
+	ev = rdt_fast_open(&f, sizeof(*ev));
+	if (!ev)
+		return false;
+	rdt_fast_hdr(&f, ev, RDT_EV_POST_SEND, sizeof(*ev), rd->index);
+	__rdt_enc_send_wr(ev, wr, user);
+	ev->qpn = qp->qp_num;
+	ev->index = 0;
+	rdt_fast_commit(&f, sizeof(*ev));
+	return true;
+}
+
+static __always_inline bool rdt_fast_post_recv(struct rdt_dev *rd, u32 qpn,
+					       u32 srq_id, bool srq,
+					       const struct ib_recv_wr *wr,
+					       bool user)
+{
+	struct rdt_ev_post_recv *ev;
+	struct rdt_fast f __uninitialized;
+
+	if (!wr || wr->next)
+		return false;
+	ev = rdt_fast_open(&f, sizeof(*ev));
+	if (!ev)
+		return false;
+	rdt_fast_hdr(&f, ev, RDT_EV_POST_RECV, sizeof(*ev), rd->index);
+	__rdt_enc_recv_wr(ev, wr, user);
+	ev->qpn = qpn;
+	ev->srq_id = srq_id;
+	ev->srq = srq;
+	ev->index = 0;
+	rdt_fast_commit(&f, sizeof(*ev));
+	return true;
 }
 
 static noinline void rdt_tp_post_send(struct rdt_dev *rd, struct ib_qp *qp,
@@ -332,7 +381,8 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_SEND))
-		n = rdt_rec_post_send(rd, qp, wr, user);
+		n = rdt_fast_post_send(rd, qp, wr, user) ? 1 :
+		    rdt_rec_post_send(rd, qp, wr, user);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_send))
@@ -369,7 +419,8 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_RECV))
-		n = rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
+		n = rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user) ? 1 :
+		    rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
 	else
 		n = rdt_recv_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_recv))
@@ -433,6 +484,54 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 	}
 	if (open)
 		rdt_commit(&s);
+}
+
+/*
+ * The same in the common case (slot.h's rdt_fast_open()): every record of
+ * the poll in the current sub-buffer.  False when nothing was written and
+ * rdt_trace_poll_cq() must.
+ */
+static __always_inline bool rdt_fast_poll_cq(struct rdt_dev *rd,
+					     struct ib_cq *cq, int n,
+					     const struct ib_wc *wc, int ret)
+{
+	bool sum_want = rdt_want(RDT_EV_POLL_CQ);
+	struct rdt_ev_poll_cq_wc *ev;
+	struct rdt_fast f __uninitialized;
+	struct rdt_ev_poll_cq *sum;
+	int i;
+
+	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
+		u16 req = sum_want ? clamp(n, 1, U16_MAX) : 0;
+		bool user = rdt_uobj(cq->uobject);
+		u32 cq_id = cq->res.id;
+
+		ev = rdt_fast_open(&f, (size_t)ret * sizeof(*ev));
+		if (!ev)
+			return false;
+		for (i = 0; i < ret; i++, ev++) {
+			rdt_fast_hdr(&f, ev, RDT_EV_POLL_CQ_WC, sizeof(*ev),
+				     rd->index);
+			__rdt_enc_wc(ev, &wc[i], user);
+			ev->cq_id = cq_id;
+			ev->index = i;
+			ev->poll_requested = i == ret - 1 ? req : 0;
+		}
+		rdt_fast_commit(&f, (size_t)ret * sizeof(*ev));
+		return true;
+	}
+	if (!sum_want)
+		return true;
+	sum = rdt_fast_open(&f, sizeof(*sum));
+	if (!sum)
+		return false;
+	rdt_fast_hdr(&f, sum, RDT_EV_POLL_CQ, sizeof(*sum), rd->index);
+	sum->cq_id = cq->res.id;
+	sum->requested = n;
+	sum->ret = ret;
+	sum->pad = 0;
+	rdt_fast_commit(&f, sizeof(*sum));
+	return true;
 }
 
 static noinline void rdt_trace_req_notify_cq(struct rdt_dev *rd,
@@ -618,7 +717,7 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	ret = rd->orig.poll_cq(cq, n, wc);
 	if (rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq))
 		rdt_tp_poll_cq(rd, cq, n, wc, ret);
-	if (READ_ONCE(rdt_enabled))
+	if (READ_ONCE(rdt_enabled) && !rdt_fast_poll_cq(rd, cq, n, wc, ret))
 		rdt_trace_poll_cq(rd, cq, n, wc, ret);
 	return ret;
 }
