@@ -174,6 +174,7 @@ static int rdt_events_store(const char *buf)
 		return -EINVAL;
 	}
 	WRITE_ONCE(rdt_cur_filter.evmask, mask);
+	rdt_lean_update();
 	return 0;
 }
 
@@ -192,6 +193,7 @@ static int rdt_filter_pid_store(const char *buf)
 		return -EINVAL;
 	}
 	WRITE_ONCE(rdt_cur_filter.pid, pid);
+	rdt_lean_update();
 	return 0;
 }
 
@@ -217,6 +219,7 @@ static int rdt_filter_dev_store(const char *buf)
 		return -EINVAL;
 	}
 	WRITE_ONCE(rdt_cur_filter.dev, dev);
+	rdt_lean_update();
 	return 0;
 }
 

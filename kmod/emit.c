@@ -32,8 +32,41 @@ struct rdt_filter rdt_cur_filter = {
 	.pid	= 0,
 	.dev	= RDT_NO_DEV,
 };
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_cur_filter);
 
 bool rdt_enabled;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enabled);
+u32 rdt_lean;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_lean);
+static DEFINE_SPINLOCK(rdt_lean_lock);
+
+/*
+ * Each input is written before this runs, and the mask is computed from
+ * all of them under one lock, so the last update after any change sees
+ * every change (the inputs are written under different locks: the
+ * control files' mutex, the tracepoints' own).
+ */
+void rdt_lean_update(void)
+{
+	unsigned long flags;
+	u32 m = 0;
+	u64 ev;
+
+	spin_lock_irqsave(&rdt_lean_lock, flags);
+	if (READ_ONCE(rdt_enabled) && !READ_ONCE(rdt_cur_filter.pid) &&
+	    READ_ONCE(rdt_cur_filter.dev) == RDT_NO_DEV &&
+	    !READ_ONCE(rdt_tp_users)) {
+		ev = READ_ONCE(rdt_cur_filter.evmask);
+		if (ev & RDT_EVMASK(RDT_EV_POST_SEND))
+			m |= RDT_LEAN_SEND;
+		if (ev & RDT_EVMASK(RDT_EV_POST_RECV))
+			m |= RDT_LEAN_RECV;
+		m |= RDT_LEAN_POLL;
+	}
+	WRITE_ONCE(rdt_lean, m);
+	spin_unlock_irqrestore(&rdt_lean_lock, flags);
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_lean_update);
 
 /*
  * Tracing on or off.  rdt_enabled is a plain flag that the emit path and
@@ -58,6 +91,7 @@ void rdt_set_enabled(bool on)
 		if (was)
 			rdt_hot_put();
 	}
+	rdt_lean_update();
 }
 
 void rdt_fill_hdr(struct rdt_hdr *h, u16 type, u16 size, u32 dev, u64 ts,

@@ -100,6 +100,27 @@ extern struct rdt_filter rdt_cur_filter;
 extern bool rdt_enabled;
 void rdt_set_enabled(bool on);
 
+/*
+ * The data path's verbs whose lean wrapper may run (wrap.c): tracing on,
+ * their event in the mask, no pid or device filter, and none of the
+ * data path's tracepoints probed.  One load and a test then stand for
+ * all of those; anything else takes the full wrapper.  Recomputed by
+ * rdt_lean_update() after any of them changes.
+ */
+#define RDT_LEAN_SEND		BIT(0)
+#define RDT_LEAN_RECV		BIT(1)
+#define RDT_LEAN_POLL		BIT(2)
+extern u32 rdt_lean;
+extern int rdt_tp_users;	/* data-path tracepoints probed (wrap.c) */
+void rdt_lean_update(void);
+
+/* A pid or device filter is set: records go through rdt_filter_pass(). */
+static inline bool rdt_filtered(void)
+{
+	return READ_ONCE(rdt_cur_filter.pid) ||
+	       READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV;
+}
+
 static inline bool rdt_want(u16 type)
 {
 	return READ_ONCE(rdt_enabled) &&

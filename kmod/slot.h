@@ -110,8 +110,7 @@ rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 {
 	struct rdt_hdr *h;
 
-	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
-		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV) &&
+	if (unlikely(rdt_filtered()) &&
 	    !rdt_filter_pass(&rdt_cur_filter, type, dev, s->pid, s->task))
 		return NULL;
 	s->dev = dev;
@@ -147,10 +146,11 @@ static __always_inline void *rdt_reserve(struct rdt_slot *s, u16 type,
 
 /*
  * The common case, written without the general path's cases: records of
- * one call that fit in this CPU's current sub-buffer, no pid or device
- * filter, and a sub-buffer that already names the task (its COMM record
- * written).  Nothing here calls out of line (but the clock's anchor, once
- * a millisecond), so the wrapper keeps its few values in registers: the
+ * one call that fit in this CPU's current sub-buffer, and a sub-buffer
+ * that already names the task (its COMM record written).  The caller has
+ * found no pid or device filter set (rdt_filtered(), or rdt_lean).
+ * Nothing here calls out of line (but the clock's anchor, once a
+ * millisecond), so the wrapper keeps its few values in registers: the
  * general path's out-of-line calls take the struct rdt_slot's address,
  * which kept every field of it in memory (bench/NOTES.md).  NULL: nothing
  * was written and interrupts are as they were; the caller then takes the
@@ -173,9 +173,6 @@ static __always_inline void *rdt_fast_open(struct rdt_fast *f, size_t total)
 	struct rchan_buf *buf;
 	bool task = in_task();
 
-	if (unlikely(READ_ONCE(rdt_cur_filter.pid) ||
-		     READ_ONCE(rdt_cur_filter.dev) != RDT_NO_DEV))
-		return NULL;
 	f->pid = task ? task_tgid_nr(current) : 0;
 	f->tid = task ? task_pid_nr(current) : 0;
 	local_irq_save(f->flags);

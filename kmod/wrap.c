@@ -381,8 +381,8 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_SEND))
-		n = rdt_fast_post_send(rd, qp, wr, user) ? 1 :
-		    rdt_rec_post_send(rd, qp, wr, user);
+		n = !rdt_filtered() && rdt_fast_post_send(rd, qp, wr, user) ?
+		    1 : rdt_rec_post_send(rd, qp, wr, user);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_send))
@@ -419,8 +419,9 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_RECV))
-		n = rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user) ? 1 :
-		    rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
+		n = !rdt_filtered() &&
+		    rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user) ?
+		    1 : rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
 	else
 		n = rdt_recv_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_recv))
@@ -433,6 +434,68 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	if (relay && unlikely(ret))
 		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
 				  rdt_recv_tail(rdt_bad_recv(b), n),
+				  rdt_bad_recv(b), ret);
+	return ret;
+}
+
+/*
+ * The lean wrappers: what a traced post of one WR or a poll costs when
+ * only the relay trace watches (rdt_lean, rdt.h) and its records fit the
+ * current sub-buffer (slot.h's rdt_fast_open()).  Kept apart from the full
+ * wrappers so that their frames hold a few registers: the full ones,
+ * with the tracepoints, doorbells and WR lists, pushed six registers and
+ * spilled more (bench/NOTES.md).  Anything else is the full wrapper's, by
+ * a tail call, before anything was recorded.
+ */
+static noinline int rdt_lean_post_send(struct ib_qp *qp,
+				       const struct ib_send_wr *wr,
+				       const struct ib_send_wr **bad)
+{
+	const struct ib_send_wr *b = &rdt_send_unset;
+	struct rdt_dev *rd;
+	int ret;
+
+	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_SEND)) || !wr ||
+	    wr->next)
+		return rdt_traced_post_send(qp, wr, bad);
+	rd = rdt_dev_find(qp->device);
+	if (unlikely(!rd))
+		return -ENODEV;
+	if (!rdt_fast_post_send(rd, qp, wr, rdt_uobj(qp->uobject)))
+		return rdt_traced_post_send(qp, wr, bad);
+	ret = rd->orig.post_send(qp, wr, &b);
+	if (b != &rdt_send_unset && bad)
+		*bad = b;
+	if (unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false, 1,
+				  rdt_send_tail(rdt_bad_send(b), 1),
+				  rdt_bad_send(b), ret);
+	return ret;
+}
+
+static noinline int rdt_lean_post_recv(struct ib_qp *qp,
+				       const struct ib_recv_wr *wr,
+				       const struct ib_recv_wr **bad)
+{
+	const struct ib_recv_wr *b = &rdt_recv_unset;
+	struct rdt_dev *rd;
+	int ret;
+
+	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_RECV)) || !wr ||
+	    wr->next)
+		return rdt_traced_post_recv(qp, NULL, wr, bad);
+	rd = rdt_dev_find(qp->device);
+	if (unlikely(!rd))
+		return -ENODEV;
+	if (!rdt_fast_post_recv(rd, qp->qp_num, 0, false, wr,
+				rdt_uobj(qp->uobject)))
+		return rdt_traced_post_recv(qp, NULL, wr, bad);
+	ret = rd->orig.post_recv(qp, wr, &b);
+	if (b != &rdt_recv_unset && bad)
+		*bad = b;
+	if (unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qp->qp_num, 0, false, 1,
+				  rdt_recv_tail(rdt_bad_recv(b), 1),
 				  rdt_bad_recv(b), ret);
 	return ret;
 }
@@ -689,14 +752,14 @@ static int rdt_##op params						\
 				const struct ib_send_wr **bad)
 RDT_DP_SLOW(post_send, qp->device, RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_send, qp->device, rdt_tp_on(post_send) || rdt_tp_on(post_send_ret),
-	    rdt_traced_post_send(qp, wr, bad), RDT_POST_SEND_PARAMS, qp, wr, bad)
+	    rdt_lean_post_send(qp, wr, bad), RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_ENTRY(post_send, RDT_POST_SEND_PARAMS, qp, wr, bad)
 
 #define RDT_POST_RECV_PARAMS (struct ib_qp *qp, const struct ib_recv_wr *wr, \
 				const struct ib_recv_wr **bad)
 RDT_DP_SLOW(post_recv, qp->device, RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_recv, qp->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
-	    rdt_traced_post_recv(qp, NULL, wr, bad), RDT_POST_RECV_PARAMS, qp, wr, bad)
+	    rdt_lean_post_recv(qp, wr, bad), RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_ENTRY(post_recv, RDT_POST_RECV_PARAMS, qp, wr, bad)
 
 #define RDT_POST_SRQ_RECV_PARAMS (struct ib_srq *srq, const struct ib_recv_wr *wr, \
@@ -717,7 +780,25 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	ret = rd->orig.poll_cq(cq, n, wc);
 	if (rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq))
 		rdt_tp_poll_cq(rd, cq, n, wc, ret);
-	if (READ_ONCE(rdt_enabled) && !rdt_fast_poll_cq(rd, cq, n, wc, ret))
+	if (READ_ONCE(rdt_enabled) &&
+	    (rdt_filtered() || !rdt_fast_poll_cq(rd, cq, n, wc, ret)))
+		rdt_trace_poll_cq(rd, cq, n, wc, ret);
+	return ret;
+}
+
+static noinline int rdt_lean_poll_cq(struct ib_cq *cq, int n,
+				     struct ib_wc *wc)
+{
+	struct rdt_dev *rd;
+	int ret;
+
+	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_POLL)))
+		return rdt_traced_poll_cq(cq, n, wc);
+	rd = rdt_dev_find(cq->device);
+	if (unlikely(!rd))
+		return -ENODEV;
+	ret = rd->orig.poll_cq(cq, n, wc);
+	if (!rdt_fast_poll_cq(rd, cq, n, wc, ret))
 		rdt_trace_poll_cq(rd, cq, n, wc, ret);
 	return ret;
 }
@@ -725,7 +806,7 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 #define RDT_POLL_CQ_PARAMS (struct ib_cq *cq, int n, struct ib_wc *wc)
 RDT_DP_SLOW(poll_cq, cq->device, RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_FAST(poll_cq, cq->device, rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq),
-	    rdt_traced_poll_cq(cq, n, wc), RDT_POLL_CQ_PARAMS, cq, n, wc)
+	    rdt_lean_poll_cq(cq, n, wc), RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_ENTRY(poll_cq, RDT_POLL_CQ_PARAMS, cq, n, wc)
 
 static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
@@ -1410,14 +1491,23 @@ void rdt_hot_put(void)
 }
 
 /* The data-path tracepoints' first probe and last one (TRACE_EVENT_FN). */
+int rdt_tp_users;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_tp_users);
+
+/* Under tracepoints_mutex: before the tracepoint's key goes on. */
 int rdt_tp_reg(void)
 {
 	rdt_hot_get();
+	WRITE_ONCE(rdt_tp_users, rdt_tp_users + 1);
+	rdt_lean_update();
 	return 0;
 }
 
+/* After the key went off. */
 void rdt_tp_unreg(void)
 {
+	WRITE_ONCE(rdt_tp_users, rdt_tp_users - 1);
+	rdt_lean_update();
 	rdt_hot_put();
 }
 
