@@ -106,6 +106,10 @@ static bool kaddr;
 module_param(kaddr, bool, 0444);
 MODULE_PARM_DESC(kaddr, "also an MR and an RDMA WRITE at kernel addresses");
 
+static bool brackets;
+module_param(brackets, bool, 0444);
+MODULE_PARM_DESC(brackets, "log each send's ktime_get_ns() just before and after its ib_post_send (dmesg: \"bracket WR_ID BEFORE AFTER\")");
+
 static uint qpn_send;
 module_param(qpn_send, uint, 0444);
 MODULE_PARM_DESC(qpn_send, "result: QPN of the sending QP (last run)");
@@ -443,12 +447,23 @@ static int wl_post(struct wl *w)
 			.opcode		= IB_WR_SEND,
 			.send_flags	= IB_SEND_SIGNALED,
 		};
+		u64 before, after;
 
+		before = ktime_get_ns();
 		ret = ib_post_send(w->lb.qa, &wr, NULL);
+		after = ktime_get_ns();
 		if (ret) {
 			pr_err("post_send %u: %d\n", i, ret);
 			goto out;
 		}
+		/*
+		 * The interposer's record of this post is stamped between the
+		 * two: a reference for its clock that a stalled vCPU only
+		 * widens (tests/kmod/clock.test).
+		 */
+		if (brackets)
+			pr_info("bracket 0x%llx %llu %llu\n", wr.wr_id, before,
+				after);
 	}
 out:
 	kfree(rsge);
