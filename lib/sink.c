@@ -89,6 +89,9 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 				       RDT_SINK_LIVE_IOBUF : RDT_SINK_IOBUF;
 			if (is_regular(s->f))
 				s->iobuf = malloc(s->iobuf_len);
+			/* A conversion's writes on a second core
+			 * (sink_writer.c); a live reader's stay plain. */
+			s->async = !(r && rdt_reader_live(r));
 			if (s->iobuf)
 				setvbuf(s->f, s->iobuf, _IOFBF, s->iobuf_len);
 		}
@@ -104,6 +107,7 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 		ret = -EINVAL;
 	}
 	if (ret < 0) {
+		rdt_sink_writer_stop(s);
 		snprintf(err, errlen, "%s", s->error[0] ? s->error : strerror(-ret));
 		if (s->own_f)
 			fclose(s->f);
@@ -122,11 +126,17 @@ RDT_EXPORT int rdt_sink_write(struct rdt_sink *s, const struct rdt_event *ev)
 
 RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 {
+	/* An error a write returned was the caller's to report. */
+	bool had = s && s->error[0];
 	int ret;
 
 	if (!s)
 		return 0;
 	ret = s->ops->close(s, r ? r : s->r);
+	/* The format drained it before its last words; a write that
+	 * failed there is this close's error too. */
+	if (rdt_sink_writer_stop(s) < 0 && !ret)
+		ret = -EIO;
 	if (s->f && fflush(s->f) && !ret) {
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
 		ret = -EIO;
@@ -135,7 +145,7 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
 		ret = -EIO;
 	}
-	if (ret && s->error[0])
+	if (ret && s->error[0] && !had)
 		fprintf(stderr, "rdmatrace: %s\n", s->error);
 	free(s->iobuf);
 	free(s->path);

@@ -20,19 +20,28 @@ struct bin_buf {
 	size_t	len;
 };
 
-static int bin_flush(struct rdt_sink *s)
+/* The buffer's records to the file (sink_writer.c); b->p is then the
+ * buffer to fill next. */
+static int bin_ship(struct rdt_sink *s)
 {
 	struct bin_buf *b = s->priv;
+	int ret;
 
 	if (!b || !b->len)
 		return 0;
-	if (fwrite_unlocked(b->p, b->len, 1, s->f) != 1) {
-		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
-		b->len = 0;
-		return -EIO;
-	}
+	ret = rdt_sink_writer_ship(s, b->len);
+	b->p = s->iobuf;
 	b->len = 0;
-	return 0;
+	return ret;
+}
+
+/* Everything in the file: a live reader's wait, and the close. */
+static int bin_flush(struct rdt_sink *s)
+{
+	int ret = bin_ship(s);
+	int d = rdt_sink_writer_drain(s);
+
+	return ret ? ret : d;
 }
 
 static int bin_put(struct rdt_sink *s, const void *p, size_t n)
@@ -57,7 +66,7 @@ static int bin_put(struct rdt_sink *s, const void *p, size_t n)
 		b->len += part;
 		p = (const char *)p + part;
 		n -= part;
-		if (bin_flush(s) < 0)
+		if (bin_ship(s) < 0)
 			return -EIO;
 	}
 	memcpy(b->p + b->len, p, n);

@@ -21,6 +21,7 @@ struct line {
 	char *end;	/* room left for at least LINE_SLACK more bytes */
 	char *base;	/* first byte not written yet */
 	FILE *f;
+	struct rdt_sink *s;	/* lines built in s->iobuf, else NULL */
 };
 
 struct text_priv {
@@ -37,12 +38,30 @@ struct text_priv {
  * a name of at most 64 bytes. */
 #define LINE_SLACK 192
 
-static void room(struct line *l)
+static int text_ship(struct rdt_sink *s);
+
+/* A line longer than the room left: out with what is built so far. */
+static __attribute__((noinline)) void room_out(struct line *l)
 {
-	if (l->p >= l->end) {
+	struct text_priv *t;
+
+	if (!l->s) {
 		fwrite(l->base, 1, (size_t)(l->p - l->base), l->f);
 		l->p = l->base;
+		return;
 	}
+	/* A failed write is reported by the next ship or flush. */
+	t = l->s->priv;
+	t->len = (size_t)(l->p - t->buf);
+	text_ship(l->s);
+	l->base = l->p = t->buf;
+	l->end = t->buf + l->s->iobuf_len - LINE_SLACK;
+}
+
+static inline void room(struct line *l)
+{
+	if (l->p >= l->end)
+		room_out(l);
 }
 
 /* Short copies of a length known only at run time (names, columns): two
@@ -199,14 +218,26 @@ static void header(struct rdt_sink *s)
 		"pid", "comm", "device", "event", "fields");
 }
 
+/* The buffer's lines to the file (sink_writer.c); t->buf is then the
+ * buffer to fill next. */
+static int text_ship(struct rdt_sink *s)
+{
+	struct text_priv *t = s->priv;
+	int ret = rdt_sink_writer_ship(s, t->len);
+
+	t->buf = s->iobuf;
+	t->len = 0;
+	return ret;
+}
+
+/* Everything in the file: a live reader's wait, and the close. */
 static int text_flush(struct rdt_sink *s)
 {
 	struct text_priv *t = s->priv;
+	int ret = t->buf ? text_ship(s) : 0;
+	int d = rdt_sink_writer_drain(s);
 
-	if (t->len)
-		fwrite(t->buf, 1, t->len, s->f);
-	t->len = 0;
-	return ferror(s->f) ? -EIO : 0;
+	return ret ? ret : d ? d : ferror(s->f) ? -EIO : 0;
 }
 
 static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
@@ -227,9 +258,11 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 	if (h->type == RDT_EV_SUBBUF || h->type == RDT_EV_COMM)
 		return 0;
 	l.f = s->f;
+	l.s = NULL;
 	if (t->buf) {
-		if (s->iobuf_len - t->len < LINE_BUF && text_flush(s) < 0)
+		if (s->iobuf_len - t->len < LINE_BUF && text_ship(s) < 0)
 			return -EIO;
+		l.s = s;
 		l.base = t->buf;
 		l.p = t->buf + t->len;
 		l.end = t->buf + s->iobuf_len - LINE_SLACK;
@@ -304,10 +337,11 @@ static int text_write(struct rdt_sink *s, const struct rdt_event *ev)
 static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 {
 	struct text_priv *t = s->priv;
+	int ret;
 
 	if (!t->header)
 		header(s);
-	text_flush(s);
+	ret = text_flush(s);
 	free(t);
 	s->priv = NULL;
 	fprintf(s->f, "# summary\n");
@@ -346,7 +380,7 @@ static int text_close(struct rdt_sink *s, struct rdt_reader *r)
 				fprintf(s->f, "#   cpu%u lost %" PRIu64 "\n", c,
 					st.lost_cpu[c]);
 	}
-	return 0;
+	return ret;
 }
 
 static const struct rdt_sink_ops text_ops = {
