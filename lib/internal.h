@@ -548,6 +548,7 @@ struct rdt_ob {
 	char	*buf;
 	size_t	len, cap;
 	FILE	*f;
+	struct rdt_sink *s;	/* buf is s->iobuf, or NULL */
 	bool	own;	/* buf is ours: malloc'd, flushed after each event */
 	bool	err;	/* a write failed */
 };
@@ -557,8 +558,12 @@ struct rdt_ob {
 
 int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s);
 void rdt_ob_free(struct rdt_ob *o);
-/* Hand what is buffered to the FILE (not fflush): -EIO on a write error. */
+/* What is buffered to the file, written when this returns (not fflush):
+ * -EIO on a write error, this one's or an earlier one's. */
 int rdt_ob_flush(struct rdt_ob *o);
+/* The same, but a full s->iobuf may still be in the writer's hands
+ * (sink_writer.c): the buffer to fill next is o->buf. */
+int rdt_ob_ship(struct rdt_ob *o);
 
 /* After each event: 0, or -EIO once a write failed. */
 static inline int rdt_ob_end(struct rdt_ob *o)
@@ -571,7 +576,7 @@ static inline int rdt_ob_end(struct rdt_ob *o)
 static inline char *rdt_ob_room(struct rdt_ob *o, size_t n)
 {
 	if (o->cap - o->len < n)
-		rdt_ob_flush(o);
+		rdt_ob_ship(o);
 	return o->buf + o->len;
 }
 

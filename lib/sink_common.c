@@ -41,6 +41,7 @@ void rdt_json_str(FILE *f, const char *s, size_t maxlen)
 int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
 {
 	o->f = s->f;
+	o->s = NULL;
 	o->len = 0;
 	o->err = false;
 	if (s->iobuf) {
@@ -48,6 +49,7 @@ int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
 		 * buffering, and its buffer becomes ours. */
 		o->buf = s->iobuf;
 		o->cap = s->iobuf_len;
+		o->s = s;
 		o->own = false;
 		setvbuf(s->f, NULL, _IONBF, 0);
 		return 0;
@@ -66,12 +68,25 @@ void rdt_ob_free(struct rdt_ob *o)
 	o->cap = o->len = 0;
 }
 
-int rdt_ob_flush(struct rdt_ob *o)
+int rdt_ob_ship(struct rdt_ob *o)
 {
-	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
+	if (o->s) {
+		if (rdt_sink_writer_ship(o->s, o->len) < 0)
+			o->err = true;
+		o->buf = o->s->iobuf;
+	} else if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len) {
 		o->err = true;
+	}
 	o->len = 0;
 	if (ferror(o->f))
+		o->err = true;
+	return o->err ? -EIO : 0;
+}
+
+int rdt_ob_flush(struct rdt_ob *o)
+{
+	rdt_ob_ship(o);
+	if (o->s && rdt_sink_writer_drain(o->s) < 0)
 		o->err = true;
 	return o->err ? -EIO : 0;
 }
