@@ -3,6 +3,8 @@
  * rdmatrace: the data path clock's anchors and its choice of TSC or
  * ktime_get_ns() (clock.h says why and how a stamp is made).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kernel.h>
 #include <linux/string.h>
 #ifdef CONFIG_X86_TSC
@@ -141,12 +143,16 @@ const char *rdt_clk_why(void)
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_why);
 
+/* The parameter's and debugfs' parse; a bad value is said once, here. */
 int rdt_clk_parse(const char *s, enum rdt_clk_mode *mode)
 {
 	int i = sysfs_match_string(rdt_clk_modes, s);
 
-	if (i < 0)
+	if (i < 0) {
+		pr_warn_ratelimited("clock: '%.*s' is not auto, tsc or ktime\n",
+				    (int)strcspn(s, "\n"), s);
 		return -EINVAL;
+	}
 	*mode = i;
 	return 0;
 }

@@ -298,11 +298,8 @@ static int rdt_clock_store(const char *buf)
 	enum rdt_clk_mode mode;
 	int ret;
 
-	if (rdt_clk_parse(buf, &mode)) {
-		pr_warn_ratelimited("clock: '%s' is not auto, tsc or ktime\n",
-				    buf);
+	if (rdt_clk_parse(buf, &mode))
 		return -EINVAL;
-	}
 	if (READ_ONCE(rdt_enabled)) {
 		pr_warn_ratelimited("clock: write 0 to enable first\n");
 		return -EBUSY;

@@ -36,10 +36,8 @@ static int rdt_clock_param_set(const char *val, const struct kernel_param *kp)
 {
 	enum rdt_clk_mode mode;
 
-	if (rdt_clk_parse(val, &mode)) {
-		pr_err("clock: '%s' is not auto, tsc or ktime\n", val);
+	if (rdt_clk_parse(val, &mode))
 		return -EINVAL;
-	}
 	rdt_param_clock = mode;
 	return 0;
 }

@@ -210,10 +210,16 @@ struct rdt_slot {
 
 /* rdt_reserve(), rdt_reserve_next(), rdt_reserve_more(): slot.h */
 
+/* @size more bytes of @buf, written before this, are the reader's. */
+static __always_inline void rdt_buf_publish(struct rchan_buf *buf, size_t size)
+{
+	smp_wmb();	/* the records before the offset that publishes them */
+	WRITE_ONCE(buf->offset, buf->offset + size);
+}
+
 static inline void rdt_slot_publish(struct rdt_slot *s)
 {
-	smp_wmb();	/* the record before the offset that publishes it */
-	WRITE_ONCE(s->buf->offset, s->buf->offset + s->size);
+	rdt_buf_publish(s->buf, s->size);
 }
 
 /*

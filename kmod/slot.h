@@ -200,11 +200,21 @@ static __always_inline void rdt_fast_hdr(const struct rdt_fast *f, void *h,
 	__rdt_fill_hdr(h, type, size, dev, f->ts, f->cpu, f->pid, f->tid);
 }
 
+/* One record of @size: rdt_fast_open() and its header; NULL as there. */
+static __always_inline void *rdt_fast_one(struct rdt_fast *f, u16 type,
+					  u16 size, u32 dev)
+{
+	void *h = rdt_fast_open(f, size);
+
+	if (h)
+		rdt_fast_hdr(f, h, type, size, dev);
+	return h;
+}
+
 /* Publish the total bytes written; interrupts come back on. */
 static __always_inline void rdt_fast_commit(struct rdt_fast *f, size_t total)
 {
-	smp_wmb();	/* the records before the offset that publishes them */
-	WRITE_ONCE(f->buf->offset, f->buf->offset + total);
+	rdt_buf_publish(f->buf, total);
 	local_irq_restore(f->flags);
 }
 

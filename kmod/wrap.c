@@ -199,10 +199,9 @@ static __always_inline bool rdt_fast_post_send(struct rdt_dev *rd,
 
 	if (!wr || wr->next)
 		return false;
-	ev = rdt_fast_open(&f, sizeof(*ev));
+	ev = rdt_fast_one(&f, RDT_EV_POST_SEND, sizeof(*ev), rd->index);
 	if (!ev)
 		return false;
-	rdt_fast_hdr(&f, ev, RDT_EV_POST_SEND, sizeof(*ev), rd->index);
 	__rdt_enc_send_wr(ev, wr, user);
 	ev->qpn = qp->qp_num;
 	ev->index = 0;
@@ -220,10 +219,9 @@ static __always_inline bool rdt_fast_post_recv(struct rdt_dev *rd, u32 qpn,
 
 	if (!wr || wr->next)
 		return false;
-	ev = rdt_fast_open(&f, sizeof(*ev));
+	ev = rdt_fast_one(&f, RDT_EV_POST_RECV, sizeof(*ev), rd->index);
 	if (!ev)
 		return false;
-	rdt_fast_hdr(&f, ev, RDT_EV_POST_RECV, sizeof(*ev), rd->index);
 	__rdt_enc_recv_wr(ev, wr, user);
 	ev->qpn = qpn;
 	ev->srq_id = srq_id;
@@ -343,6 +341,38 @@ static u32 rdt_recv_tail(const struct ib_recv_wr *bad, u32 max)
 	return n;
 }
 
+/*
+ * After the driver's post of @n WRs: the first one not posted back to the
+ * caller where the driver set it (see rdt_send_unset), and a failure's
+ * record.  The lean and the full wrappers end the same way.
+ */
+static __always_inline void rdt_send_done(struct rdt_dev *rd, u32 qpn,
+					  const struct ib_send_wr *b,
+					  const struct ib_send_wr **bad,
+					  u32 n, int ret, bool relay)
+{
+	if (b != &rdt_send_unset && bad)
+		*bad = b;
+	if (relay && unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qpn, 0, false, n,
+				  rdt_send_tail(rdt_bad_send(b), n),
+				  rdt_bad_send(b), ret);
+}
+
+static __always_inline void rdt_recv_done(struct rdt_dev *rd, u32 qpn,
+					  u32 srq_id, bool srq,
+					  const struct ib_recv_wr *b,
+					  const struct ib_recv_wr **bad,
+					  u32 n, int ret, bool relay)
+{
+	if (b != &rdt_recv_unset && bad)
+		*bad = b;
+	if (relay && unlikely(ret))
+		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
+				  rdt_recv_tail(rdt_bad_recv(b), n),
+				  rdt_bad_recv(b), ret);
+}
+
 static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
 				 int ret, u64 start)
 {
@@ -363,11 +393,14 @@ static void rdt_rec_post_send_db(struct rdt_dev *rd, struct ib_qp *qp,
 /*
  * A post_send while the relay trace or a post tracepoint is on: every WR
  * recorded, then the driver, then the result.  A NULL list (a uverbs
- * doorbell) has nothing to read: its one record carries ret.
+ * doorbell) has nothing to read: its one record carries ret.  @fast:
+ * the common case's record may be tried (rdt_fast_post_send()); false
+ * where the lean wrapper just found it cannot.
  */
 static noinline int rdt_traced_post_send(struct ib_qp *qp,
 					 const struct ib_send_wr *wr,
-					 const struct ib_send_wr **bad)
+					 const struct ib_send_wr **bad,
+					 bool fast)
 {
 	const struct ib_send_wr *b = &rdt_send_unset;
 	struct rdt_dev *rd = rdt_dev_find(qp->device);
@@ -381,31 +414,26 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_SEND))
-		n = !rdt_filtered() && rdt_fast_post_send(rd, qp, wr, user) ?
+		n = fast && !rdt_filtered() &&
+		    rdt_fast_post_send(rd, qp, wr, user) ?
 		    1 : rdt_rec_post_send(rd, qp, wr, user);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
 	if (rdt_tp_on(post_send))
 		rdt_tp_post_send(rd, qp, wr, user);
 	ret = rd->orig.post_send(qp, wr, &b);
-	if (b != &rdt_send_unset && bad)
-		*bad = b;
 	rdt_tp_fire(post_send_ret, rd->index, qp->qp_num, 0, n, ret);
-	if (!relay)
-		return ret;
-	if (!wr)
+	rdt_send_done(rd, qp->qp_num, b, bad, n, ret, relay && wr);
+	if (relay && !wr)
 		rdt_rec_post_send_db(rd, qp, ret, entry);
-	else if (unlikely(ret))
-		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false,
-				  n, rdt_send_tail(rdt_bad_send(b), n),
-				  rdt_bad_send(b), ret);
 	return ret;
 }
 
 /* The same for post_recv (srq NULL) and post_srq_recv. */
 static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 					 const struct ib_recv_wr *wr,
-					 const struct ib_recv_wr **bad)
+					 const struct ib_recv_wr **bad,
+					 bool fast)
 {
 	const struct ib_recv_wr *b = &rdt_recv_unset;
 	struct rdt_dev *rd = rdt_dev_find(srq ? srq->device : qp->device);
@@ -419,7 +447,7 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_RECV))
-		n = !rdt_filtered() &&
+		n = fast && !rdt_filtered() &&
 		    rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user) ?
 		    1 : rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
 	else
@@ -428,13 +456,8 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 		rdt_tp_post_recv(rd, qpn, srq_id, srq, wr, user);
 	ret = srq ? rd->orig.post_srq_recv(srq, wr, &b) :
 		    rd->orig.post_recv(qp, wr, &b);
-	if (b != &rdt_recv_unset && bad)
-		*bad = b;
 	rdt_tp_fire(post_recv_ret, rd->index, qpn, srq_id, n, ret);
-	if (relay && unlikely(ret))
-		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qpn, srq_id, srq, n,
-				  rdt_recv_tail(rdt_bad_recv(b), n),
-				  rdt_bad_recv(b), ret);
+	rdt_recv_done(rd, qpn, srq_id, srq, b, bad, n, ret, relay);
 	return ret;
 }
 
@@ -457,19 +480,14 @@ static noinline int rdt_lean_post_send(struct ib_qp *qp,
 
 	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_SEND)) || !wr ||
 	    wr->next)
-		return rdt_traced_post_send(qp, wr, bad);
+		return rdt_traced_post_send(qp, wr, bad, true);
 	rd = rdt_dev_find(qp->device);
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (!rdt_fast_post_send(rd, qp, wr, rdt_uobj(qp->uobject)))
-		return rdt_traced_post_send(qp, wr, bad);
+		return rdt_traced_post_send(qp, wr, bad, false);
 	ret = rd->orig.post_send(qp, wr, &b);
-	if (b != &rdt_send_unset && bad)
-		*bad = b;
-	if (unlikely(ret))
-		rdt_rec_post_fail(rd, RDT_EV_POST_SEND, qp->qp_num, 0, false, 1,
-				  rdt_send_tail(rdt_bad_send(b), 1),
-				  rdt_bad_send(b), ret);
+	rdt_send_done(rd, qp->qp_num, b, bad, 1, ret, true);
 	return ret;
 }
 
@@ -483,20 +501,15 @@ static noinline int rdt_lean_post_recv(struct ib_qp *qp,
 
 	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_RECV)) || !wr ||
 	    wr->next)
-		return rdt_traced_post_recv(qp, NULL, wr, bad);
+		return rdt_traced_post_recv(qp, NULL, wr, bad, true);
 	rd = rdt_dev_find(qp->device);
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (!rdt_fast_post_recv(rd, qp->qp_num, 0, false, wr,
 				rdt_uobj(qp->uobject)))
-		return rdt_traced_post_recv(qp, NULL, wr, bad);
+		return rdt_traced_post_recv(qp, NULL, wr, bad, false);
 	ret = rd->orig.post_recv(qp, wr, &b);
-	if (b != &rdt_recv_unset && bad)
-		*bad = b;
-	if (unlikely(ret))
-		rdt_rec_post_fail(rd, RDT_EV_POST_RECV, qp->qp_num, 0, false, 1,
-				  rdt_recv_tail(rdt_bad_recv(b), 1),
-				  rdt_bad_recv(b), ret);
+	rdt_recv_done(rd, qp->qp_num, 0, false, b, bad, 1, ret, true);
 	return ret;
 }
 
@@ -585,10 +598,9 @@ static __always_inline bool rdt_fast_poll_cq(struct rdt_dev *rd,
 	}
 	if (!sum_want)
 		return true;
-	sum = rdt_fast_open(&f, sizeof(*sum));
+	sum = rdt_fast_one(&f, RDT_EV_POLL_CQ, sizeof(*sum), rd->index);
 	if (!sum)
 		return false;
-	rdt_fast_hdr(&f, sum, RDT_EV_POLL_CQ, sizeof(*sum), rd->index);
 	sum->cq_id = cq->res.id;
 	sum->requested = n;
 	sum->ret = ret;
@@ -766,7 +778,7 @@ RDT_DP_ENTRY(post_recv, RDT_POST_RECV_PARAMS, qp, wr, bad)
 				    const struct ib_recv_wr **bad)
 RDT_DP_SLOW(post_srq_recv, srq->device, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 RDT_DP_FAST(post_srq_recv, srq->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
-	    rdt_traced_post_recv(NULL, srq, wr, bad), RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
+	    rdt_traced_post_recv(NULL, srq, wr, bad, true), RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 RDT_DP_ENTRY(post_srq_recv, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 
 static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
