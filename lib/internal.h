@@ -876,7 +876,7 @@ struct rdt_sink {
 	char		*iobuf;		/* own_f's buffer, iobuf_len bytes */
 	size_t		iobuf_len;
 	/* A format that fills iobuf itself hands it to the file with
-	 * rdt_sink_writer_ship(): a second thread's write where async. */
+	 * rdt_sink_ship(): a second thread's write where async. */
 	bool		async;		/* not a live reader's: may use one */
 	bool		writer_off;	/* it could not be started */
 	struct rdt_sink_writer *writer;
@@ -891,14 +891,17 @@ struct rdt_sink {
 /*
  * sink_writer.c: s->iobuf's first @len bytes to the file, by the writer
  * thread where s->async (s->iobuf is then the other buffer, to fill next),
- * else at once.  0, or -EIO with the sink's error set (a failed write,
- * this one's or an earlier one's).
+ * else at once.  0, or the -errno of a failed write, this one's or an
+ * earlier one's.
  */
 int rdt_sink_writer_ship(struct rdt_sink *s, size_t len);
-/* Everything shipped is in the file: 0, or -EIO as above. */
+/* Everything shipped is in the file: 0, or -errno as above. */
 int rdt_sink_writer_drain(struct rdt_sink *s);
 /* Drain, then end the thread (rdt_sink_close()). */
 int rdt_sink_writer_stop(struct rdt_sink *s);
+/* sink_common.c: the same for a format, a failure its error: -EIO. */
+int rdt_sink_ship(struct rdt_sink *s, size_t len);
+int rdt_sink_drain(struct rdt_sink *s);
 
 /* rdt_sink_write()'s body, inline where it runs for every event and every
  * sink (pipeline.c): the first event's stamp, then the format's write. */

@@ -128,15 +128,18 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 {
 	/* An error a write returned was the caller's to report. */
 	bool had = s && s->error[0];
-	int ret;
+	int ret, e;
 
 	if (!s)
 		return 0;
 	ret = s->ops->close(s, r ? r : s->r);
 	/* The format drained it before its last words; a write that
 	 * failed there is this close's error too. */
-	if (rdt_sink_writer_stop(s) < 0 && !ret)
+	e = rdt_sink_writer_stop(s);
+	if (e < 0 && !ret) {
+		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(-e));
 		ret = -EIO;
+	}
 	if (s->f && fflush(s->f) && !ret) {
 		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
 		ret = -EIO;

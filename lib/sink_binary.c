@@ -20,7 +20,7 @@ struct bin_buf {
 	size_t	len;
 };
 
-/* The buffer's records to the file (sink_writer.c); b->p is then the
+/* The buffer's records to the file (sink_writer.c, by rdt_sink_ship()); b->p is then the
  * buffer to fill next. */
 static int bin_ship(struct rdt_sink *s)
 {
@@ -29,7 +29,7 @@ static int bin_ship(struct rdt_sink *s)
 
 	if (!b || !b->len)
 		return 0;
-	ret = rdt_sink_writer_ship(s, b->len);
+	ret = rdt_sink_ship(s, b->len);
 	b->p = s->iobuf;
 	b->len = 0;
 	return ret;
@@ -39,7 +39,7 @@ static int bin_ship(struct rdt_sink *s)
 static int bin_flush(struct rdt_sink *s)
 {
 	int ret = bin_ship(s);
-	int d = rdt_sink_writer_drain(s);
+	int d = rdt_sink_drain(s);
 
 	return ret ? ret : d;
 }

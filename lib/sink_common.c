@@ -38,6 +38,26 @@ void rdt_json_str(FILE *f, const char *s, size_t maxlen)
 	fputc('"', f);
 }
 
+static int write_failed(struct rdt_sink *s, int e)
+{
+	rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(-e));
+	return -EIO;
+}
+
+int rdt_sink_ship(struct rdt_sink *s, size_t len)
+{
+	int e = rdt_sink_writer_ship(s, len);
+
+	return e ? write_failed(s, e) : 0;
+}
+
+int rdt_sink_drain(struct rdt_sink *s)
+{
+	int e = rdt_sink_writer_drain(s);
+
+	return e ? write_failed(s, e) : 0;
+}
+
 int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
 {
 	o->f = s->f;
@@ -71,7 +91,7 @@ void rdt_ob_free(struct rdt_ob *o)
 int rdt_ob_ship(struct rdt_ob *o)
 {
 	if (o->s) {
-		if (rdt_sink_writer_ship(o->s, o->len) < 0)
+		if (rdt_sink_ship(o->s, o->len) < 0)
 			o->err = true;
 		o->buf = o->s->iobuf;
 	} else if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len) {
@@ -86,7 +106,7 @@ int rdt_ob_ship(struct rdt_ob *o)
 int rdt_ob_flush(struct rdt_ob *o)
 {
 	rdt_ob_ship(o);
-	if (o->s && rdt_sink_writer_drain(o->s) < 0)
+	if (o->s && rdt_sink_drain(o->s) < 0)
 		o->err = true;
 	return o->err ? -EIO : 0;
 }

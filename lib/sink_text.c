@@ -218,12 +218,12 @@ static void header(struct rdt_sink *s)
 		"pid", "comm", "device", "event", "fields");
 }
 
-/* The buffer's lines to the file (sink_writer.c); t->buf is then the
+/* The buffer's lines to the file (sink_writer.c, by rdt_sink_ship()); t->buf is then the
  * buffer to fill next. */
 static int text_ship(struct rdt_sink *s)
 {
 	struct text_priv *t = s->priv;
-	int ret = rdt_sink_writer_ship(s, t->len);
+	int ret = rdt_sink_ship(s, t->len);
 
 	t->buf = s->iobuf;
 	t->len = 0;
@@ -235,7 +235,7 @@ static int text_flush(struct rdt_sink *s)
 {
 	struct text_priv *t = s->priv;
 	int ret = t->buf ? text_ship(s) : 0;
-	int d = rdt_sink_writer_drain(s);
+	int d = rdt_sink_drain(s);
 
 	return ret ? ret : d ? d : ferror(s->f) ? -EIO : 0;
 }

@@ -16,8 +16,9 @@
  * writes the other.  Nothing is dropped: a sink waits for the thread when
  * it fills its buffer before the last one is written, and everything
  * handed over is in the file when rdt_sink_writer_drain() returns.  The
- * first failed write is the sink's error, reported by the next hand-over
- * or drain and by rdt_sink_close().
+ * first failed write's errno is returned by the next hand-over or drain
+ * and by rdt_sink_writer_stop() (sink_common.c's rdt_sink_ship() and
+ * rdt_sink_drain() make it the sink's error).
  */
 #define _GNU_SOURCE	/* fwrite_unlocked */
 #include <errno.h>
@@ -115,12 +116,6 @@ fail:
 	return NULL;
 }
 
-static int writer_failed(struct rdt_sink *s, int e)
-{
-	rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(e));
-	return -EIO;
-}
-
 int rdt_sink_writer_ship(struct rdt_sink *s, size_t len)
 {
 	struct rdt_sink_writer *w = s->writer;
@@ -135,7 +130,7 @@ int rdt_sink_writer_ship(struct rdt_sink *s, size_t len)
 	}
 	if (!w) {
 		if (fwrite_unlocked(s->iobuf, len, 1, s->f) != 1)
-			return writer_failed(s, errno ? errno : EIO);
+			return errno ? -errno : -EIO;
 		return 0;
 	}
 	pthread_mutex_lock(&w->lock);
@@ -150,7 +145,7 @@ int rdt_sink_writer_ship(struct rdt_sink *s, size_t len)
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
-	return e ? writer_failed(s, e) : 0;
+	return -e;
 }
 
 int rdt_sink_writer_drain(struct rdt_sink *s)
@@ -165,7 +160,7 @@ int rdt_sink_writer_drain(struct rdt_sink *s)
 		pthread_cond_wait(&w->cond, &w->lock);
 	e = w->err;
 	pthread_mutex_unlock(&w->lock);
-	return e ? writer_failed(s, e) : 0;
+	return -e;
 }
 
 int rdt_sink_writer_stop(struct rdt_sink *s)
