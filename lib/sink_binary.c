@@ -20,8 +20,8 @@ struct bin_buf {
 	size_t	len;
 };
 
-/* The buffer's records to the file (sink_writer.c, by rdt_sink_ship()); b->p is then the
- * buffer to fill next. */
+/* The buffer's records to the file (rdt_sink_ship(): sink_writer.c); b->p
+ * is then the buffer to fill next. */
 static int bin_ship(struct rdt_sink *s)
 {
 	struct bin_buf *b = s->priv;

@@ -218,8 +218,8 @@ static void header(struct rdt_sink *s)
 		"pid", "comm", "device", "event", "fields");
 }
 
-/* The buffer's lines to the file (sink_writer.c, by rdt_sink_ship()); t->buf is then the
- * buffer to fill next. */
+/* The buffer's lines to the file (rdt_sink_ship(): sink_writer.c); t->buf
+ * is then the buffer to fill next. */
 static int text_ship(struct rdt_sink *s)
 {
 	struct text_priv *t = s->priv;
