@@ -1295,6 +1295,15 @@ RDT_EXPORT int rdt_reader_next_ref(struct rdt_reader *r, struct rdt_event *ev,
 	return next_event(r, ev, ref, true, timeout_ms);
 }
 
+RDT_EXPORT void rdt_reader_ref_event(struct rdt_reader *r, struct rdt_event *ev,
+				     const struct rdt_rec_ref *ref)
+{
+	/* A queued event's reference is ev->rec already. */
+	if (ref->rec != &ev->rec)
+		copy_rec(ev, ref->rec, ref->len);
+	rdt_names_of(&r->names, ev->host, ev);
+}
+
 int rdt_reader_add_idle(struct rdt_reader *r, void (*fn)(void *arg), void *arg)
 {
 	struct rdt_idle *v = realloc(r->idle, (r->nidle + 1) * sizeof(*v));

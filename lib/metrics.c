@@ -974,38 +974,66 @@ qp_cached(const struct rdt_metrics *m, const struct rdt_event *ev, uint32_t dev,
  * Per event.  The fast path is a send or its completion on a QP in the
  * cache whose queue has its ring: what a busy trace is made of (make
  * bench holds --metrics to 5 % of the text output's cost per event).
+ * @r is the event's record (ev->rec, or where the reader read it), @len
+ * bytes of it (an older minor's shorter record goes the whole way):
+ * false, nothing counted, where add_event() must count it.
  */
-RDT_EXPORT void rdt_metrics_add(struct rdt_metrics *m, const struct rdt_event *ev)
+static inline __attribute__((always_inline)) bool
+add_fast(struct rdt_metrics *m, const struct rdt_event *ev,
+	 const union rdt_record *r, size_t len)
 {
-	const union rdt_record *r = &ev->rec;
 	unsigned int type = r->hdr.type;
 	struct mqp *q;
 
-	m->events++;
 	if (type == RDT_EV_POST_SEND || type == RDT_EV_VERBS_POST_SEND) {
 		unsigned int op = r->post_send.opcode;	/* < 16: its own index */
 		struct ring *w;
 		uint32_t i;
 
+		if (len < sizeof(r->post_send))
+			return false;
 		q = qp_cached(m, ev, r->hdr.dev, r->post_send.qpn);
 		if (!q || !(w = q->ring[0]) || w->n == RING || op >= 16)
-			return add_event(m, ev);
+			return false;
 		q->wrs[op]++;
 		q->bytes[op] += r->post_send.total_len;
 		i = (w->head + w->n++) % RING;
 		w->v[i].wr_id = r->post_send.wr_id;
 		w->v[i].ts = ev->ts;
-		return;
+		return true;
 	}
 	if (type == RDT_EV_POLL_CQ_WC || type == RDT_EV_VERBS_WC) {
+		if (len < sizeof(r->wc))
+			return false;
 		q = qp_cached(m, ev, r->hdr.dev, r->wc.qpn);
 		if (!q)
-			return add_event(m, ev);
+			return false;
 		qp_completion(q, ev, type == RDT_EV_VERBS_WC, r->wc.status,
 			      r->wc.wr_id, r->wc.opcode & 128);
-		return;
+		return true;
 	}
-	add_event(m, ev);
+	return false;
+}
+
+RDT_EXPORT void rdt_metrics_add(struct rdt_metrics *m, const struct rdt_event *ev)
+{
+	m->events++;
+	if (!add_fast(m, ev, &ev->rec, sizeof(ev->rec)))
+		add_event(m, ev);
+}
+
+RDT_EXPORT bool rdt_metrics_add_rec(struct rdt_metrics *m,
+				    const struct rdt_event *ev, const void *rec,
+				    size_t len)
+{
+	/* Read in place only where it is aligned as ev->rec. */
+	if ((uintptr_t)rec % _Alignof(union rdt_record) ||
+	    len < sizeof(struct rdt_hdr))
+		return false;
+	if (!add_fast(m, ev, rec, len))
+		return false;
+	m->events++;
+	return true;
 }
 
 RDT_EXPORT void rdt_metrics_finish(struct rdt_metrics *m)

@@ -844,11 +844,12 @@ static void on_wait(struct run *x, const struct args *a)
 	fflush(stdout);
 }
 
-/* read_loop() where nothing reads an event's fields: no filter, no
- * analysis, only sinks that keep records as they are (-o FILE, -q).  The
- * records are not copied out of the reader's buffers (a copy in, a copy
- * out and a name lookup were ~90 instructions of ~440 an event of a file
- * merge). */
+/* read_loop() where nothing reads an event's fields but --metrics: no
+ * filter, no other analysis, only sinks that keep records as they are
+ * (-o FILE, -q).  The records are not copied out of the reader's buffers
+ * (a copy in, a copy out and a name lookup were ~90 instructions of ~440
+ * an event of a file merge); --metrics counts the common event where it
+ * lies and asks for the few others whole. */
 static int read_loop_ref(struct run *x, const struct args *a)
 {
 	struct rdt_event ev;
@@ -864,12 +865,21 @@ static int read_loop_ref(struct run *x, const struct args *a)
 		}
 		if (n <= 0)
 			return n;
-		if (!(++x->events & 4095))
-			np_status(x);
+		/* as read_loop() */
+		if (!(++x->events & 255)) {
+			if (!(x->events & 4095))
+				np_status(x);
+			metrics_serve(x->mh, x->metrics, x->r, a);
+		}
 		if (x->bin && rdt_pipeline_write_ref(x->pipe, &ev, &ref) < 0) {
 			fprintf(stderr, "rdmatrace-dump: %s\n",
 				rdt_pipeline_error(x->pipe));
 			return 1;
+		}
+		if (x->metrics && !rdt_metrics_add_rec(x->metrics, &ev, ref.rec,
+						       ref.len)) {
+			rdt_reader_ref_event(x->r, &ev, &ref);
+			rdt_metrics_add(x->metrics, &ev);
 		}
 	}
 }
@@ -881,7 +891,7 @@ static int read_loop(struct run *x, const struct args *a)
 	struct rdt_event ev;
 	int n;
 
-	if (!x->out && !x->st && !x->stuck && !x->metrics && !x->mh &&
+	if (!x->out && !x->st && !x->stuck &&
 	    rdt_filter_empty(x->flt) && rdt_pipeline_takes_refs(x->pipe))
 		return read_loop_ref(x, a);
 	for (;;) {

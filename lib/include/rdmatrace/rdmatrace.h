@@ -297,6 +297,14 @@ struct rdt_rec_ref {
 };
 int rdt_reader_next_ref(struct rdt_reader *r, struct rdt_event *ev,
 			struct rdt_rec_ref *ref, int timeout_ms);
+/*
+ * The event @ev, @ref of rdt_reader_next_ref() whole, as rdt_reader_next()
+ * would have given it: the record copied into ev->rec and the names looked
+ * up.  For the few events a by-reference consumer needs whole; valid until
+ * the next call on @r.
+ */
+void rdt_reader_ref_event(struct rdt_reader *r, struct rdt_event *ev,
+			  const struct rdt_rec_ref *ref);
 /* Live: stop reading; next() drains what is buffered, then returns 0. */
 void rdt_reader_stop(struct rdt_reader *r);
 
@@ -514,6 +522,15 @@ struct rdt_metrics;
 struct rdt_metrics *rdt_metrics_new(const struct rdt_metrics_opts *opts);
 void rdt_metrics_free(struct rdt_metrics *m);
 void rdt_metrics_add(struct rdt_metrics *m, const struct rdt_event *ev);
+/*
+ * The same for an event of rdt_reader_next_ref(), its record at @rec
+ * (@len bytes: ref->rec, ref->len), where the common case allows (a send
+ * or its completion on a QP already known): true.  False: nothing was
+ * counted, and the caller passes the whole event (rdt_reader_ref_event())
+ * to rdt_metrics_add().
+ */
+bool rdt_metrics_add_rec(struct rdt_metrics *m, const struct rdt_event *ev,
+			 const void *rec, size_t len);
 /* --stuck's tracker: its gauges in each page (it must outlive @m's use). */
 void rdt_metrics_watch_stuck(struct rdt_metrics *m, struct rdt_stuck *s);
 /* The input ended: what waits for later events (a collective's GPU time,
