@@ -970,48 +970,68 @@ qp_cached(const struct rdt_metrics *m, const struct rdt_event *ev, uint32_t dev,
 	       m->qcache[i].q : NULL;
 }
 
+static inline __attribute__((always_inline)) bool
+add_send(struct rdt_metrics *m, const struct rdt_event *ev,
+	 const union rdt_record *r, size_t len)
+{
+	unsigned int op = r->post_send.opcode;	/* < 16: its own index */
+	struct ring *w;
+	struct mqp *q;
+	uint32_t i;
+
+	if (len < sizeof(r->post_send))
+		return false;
+	q = qp_cached(m, ev, r->hdr.dev, r->post_send.qpn);
+	if (!q || !(w = q->ring[0]) || w->n == RING || op >= 16)
+		return false;
+	q->wrs[op]++;
+	q->bytes[op] += r->post_send.total_len;
+	i = (w->head + w->n++) % RING;
+	w->v[i].wr_id = r->post_send.wr_id;
+	w->v[i].ts = ev->ts;
+	return true;
+}
+
+/* @seen: qp_completion()'s, a constant at each call. */
+static inline __attribute__((always_inline)) bool
+add_wc(struct rdt_metrics *m, const struct rdt_event *ev,
+       const union rdt_record *r, size_t len, int seen)
+{
+	struct mqp *q;
+
+	if (len < sizeof(r->wc))
+		return false;
+	q = qp_cached(m, ev, r->hdr.dev, r->wc.qpn);
+	if (!q)
+		return false;
+	qp_completion(q, ev, seen, r->wc.status, r->wc.wr_id,
+		      r->wc.opcode & 128);
+	return true;
+}
+
 /*
  * Per event.  The fast path is a send or its completion on a QP in the
  * cache whose queue has its ring: what a busy trace is made of (make
  * bench holds --metrics to 5 % of the text output's cost per event).
  * @r is the event's record (ev->rec, or where the reader read it), @len
  * bytes of it (an older minor's shorter record goes the whole way):
- * false, nothing counted, where add_event() must count it.
+ * false, nothing counted, where add_event() must count it.  The module's
+ * two types are tested first, each once: a busy kernel trace is those.
  */
 static inline __attribute__((always_inline)) bool
 add_fast(struct rdt_metrics *m, const struct rdt_event *ev,
 	 const union rdt_record *r, size_t len)
 {
 	unsigned int type = r->hdr.type;
-	struct mqp *q;
 
-	if (type == RDT_EV_POST_SEND || type == RDT_EV_VERBS_POST_SEND) {
-		unsigned int op = r->post_send.opcode;	/* < 16: its own index */
-		struct ring *w;
-		uint32_t i;
-
-		if (len < sizeof(r->post_send))
-			return false;
-		q = qp_cached(m, ev, r->hdr.dev, r->post_send.qpn);
-		if (!q || !(w = q->ring[0]) || w->n == RING || op >= 16)
-			return false;
-		q->wrs[op]++;
-		q->bytes[op] += r->post_send.total_len;
-		i = (w->head + w->n++) % RING;
-		w->v[i].wr_id = r->post_send.wr_id;
-		w->v[i].ts = ev->ts;
-		return true;
-	}
-	if (type == RDT_EV_POLL_CQ_WC || type == RDT_EV_VERBS_WC) {
-		if (len < sizeof(r->wc))
-			return false;
-		q = qp_cached(m, ev, r->hdr.dev, r->wc.qpn);
-		if (!q)
-			return false;
-		qp_completion(q, ev, type == RDT_EV_VERBS_WC, r->wc.status,
-			      r->wc.wr_id, r->wc.opcode & 128);
-		return true;
-	}
+	if (type == RDT_EV_POST_SEND)
+		return add_send(m, ev, r, len);
+	if (type == RDT_EV_POLL_CQ_WC)
+		return add_wc(m, ev, r, len, 0);
+	if (type == RDT_EV_VERBS_POST_SEND)
+		return add_send(m, ev, r, len);
+	if (type == RDT_EV_VERBS_WC)
+		return add_wc(m, ev, r, len, 1);
 	return false;
 }
 
