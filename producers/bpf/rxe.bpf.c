@@ -80,7 +80,10 @@ struct {
  * packet.  A slot is its QP's for good, from the first packet that finds
  * it free: a QP whose slot another QP holds (a collision, or a destroyed
  * QP's) is counted in the hash as before.  A QPN used again in its slot
- * starts from the old QP's last packets, as in the hash.
+ * starts from the old QP's last packets, as in the hash.  Slots are not
+ * given back when a QP is destroyed: rxe hands out QPNs cyclically, so
+ * under QP churn the array fills and later QPs are counted in the hash,
+ * at the old cost (a hook on rxe_destroy_qp could free them).
  */
 #define RXE_SLOTS	4096
 
