@@ -937,6 +937,8 @@ int rdt_sink_sqlite_init(struct rdt_sink *s);
 int rdt_sink_binary_init(struct rdt_sink *s);
 void rdt_sink_set_error(struct rdt_sink *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* "PATH: write error: strerror(@errnum)" as the sink's error: -EIO. */
+int rdt_sink_write_error(struct rdt_sink *s, int errnum);
 /* What a live reader calls before it waits for events (a sink's flush):
  * the reader knows the call, not the sink, so it links to no sink. */
 struct rdt_idle {

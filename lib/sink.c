@@ -85,13 +85,14 @@ RDT_EXPORT struct rdt_sink *rdt_sink_open(enum rdt_format fmt, const char *path,
 			 * (kill -9, tail -f).  Not for pipes and devices
 			 * (/dev/null).  glibc ignores the size unless given
 			 * the buffer. */
-			s->iobuf_len = r && rdt_reader_live(r) ?
-				       RDT_SINK_LIVE_IOBUF : RDT_SINK_IOBUF;
+			bool live = r && rdt_reader_live(r);
+
+			s->iobuf_len = live ? RDT_SINK_LIVE_IOBUF : RDT_SINK_IOBUF;
 			if (is_regular(s->f))
 				s->iobuf = malloc(s->iobuf_len);
 			/* A conversion's writes on a second core
 			 * (sink_writer.c); a live reader's stay plain. */
-			s->async = !(r && rdt_reader_live(r));
+			s->async = !live;
 			if (s->iobuf)
 				setvbuf(s->f, s->iobuf, _IOFBF, s->iobuf_len);
 		}
@@ -136,18 +137,12 @@ RDT_EXPORT int rdt_sink_close(struct rdt_sink *s, struct rdt_reader *r)
 	/* The format drained it before its last words; a write that
 	 * failed there is this close's error too. */
 	e = rdt_sink_writer_stop(s);
-	if (e < 0 && !ret) {
-		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(-e));
-		ret = -EIO;
-	}
-	if (s->f && fflush(s->f) && !ret) {
-		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
-		ret = -EIO;
-	}
-	if (s->own_f && fclose(s->f) && !ret) {
-		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
-		ret = -EIO;
-	}
+	if (e < 0 && !ret)
+		ret = rdt_sink_write_error(s, -e);
+	if (s->f && fflush(s->f) && !ret)
+		ret = rdt_sink_write_error(s, errno);
+	if (s->own_f && fclose(s->f) && !ret)
+		ret = rdt_sink_write_error(s, errno);
 	if (ret && s->error[0] && !had)
 		fprintf(stderr, "rdmatrace: %s\n", s->error);
 	free(s->iobuf);

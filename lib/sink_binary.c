@@ -52,11 +52,8 @@ static int bin_put(struct rdt_sink *s, const void *p, size_t n)
 		/* A FILE of our own is never shared with another thread:
 		 * skip stdio's lock. */
 		if ((s->own_f ? fwrite_unlocked(p, n, 1, s->f) :
-				fwrite(p, n, 1, s->f)) != 1) {
-			rdt_sink_set_error(s, "%s: write error: %s", s->path,
-					   strerror(errno));
-			return -EIO;
-		}
+				fwrite(p, n, 1, s->f)) != 1)
+			return rdt_sink_write_error(s, errno);
 		return 0;
 	}
 	while (n > s->iobuf_len - b->len) {
@@ -83,11 +80,8 @@ static __attribute__((noinline)) int bin_write_slow(struct rdt_sink *s,
 {
 	union rdt_record rec;
 
-	if (!size) {
-		/* what a zero-sized fwrite reported before */
-		rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errno));
-		return -EIO;
-	}
+	if (!size)	/* what a zero-sized fwrite reported before */
+		return rdt_sink_write_error(s, errno);
 	/* The stored size is the type's; a merge of several boots is stored
 	 * on its realtime base. */
 	memset(&rec, 0, size);

@@ -38,9 +38,9 @@ void rdt_json_str(FILE *f, const char *s, size_t maxlen)
 	fputc('"', f);
 }
 
-static int write_failed(struct rdt_sink *s, int e)
+int rdt_sink_write_error(struct rdt_sink *s, int errnum)
 {
-	rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(-e));
+	rdt_sink_set_error(s, "%s: write error: %s", s->path, strerror(errnum));
 	return -EIO;
 }
 
@@ -48,14 +48,14 @@ int rdt_sink_ship(struct rdt_sink *s, size_t len)
 {
 	int e = rdt_sink_writer_ship(s, len);
 
-	return e ? write_failed(s, e) : 0;
+	return e ? rdt_sink_write_error(s, -e) : 0;
 }
 
 int rdt_sink_drain(struct rdt_sink *s)
 {
 	int e = rdt_sink_writer_drain(s);
 
-	return e ? write_failed(s, e) : 0;
+	return e ? rdt_sink_write_error(s, -e) : 0;
 }
 
 int rdt_ob_init(struct rdt_ob *o, struct rdt_sink *s)
