@@ -844,6 +844,16 @@ static void on_wait(struct run *x, const struct args *a)
 	fflush(stdout);
 }
 
+/* Every 256 events (@x->events a multiple of it): a scrape waiting for a
+ * fresh page is served (at 100 events/s a page is at most 2.6 s old), and
+ * every 4096 the plugin's status. */
+static void every_256(struct run *x, const struct args *a)
+{
+	if (!(x->events & 4095))
+		np_status(x);
+	metrics_serve(x->mh, x->metrics, x->r, a);
+}
+
 /* read_loop() where nothing reads an event's fields but --metrics: no
  * filter, no other analysis, only sinks that keep records as they are
  * (-o FILE, -q).  The records are not copied out of the reader's buffers
@@ -865,12 +875,8 @@ static int read_loop_ref(struct run *x, const struct args *a)
 		}
 		if (n <= 0)
 			return n;
-		/* as read_loop() */
-		if (!(++x->events & 255)) {
-			if (!(x->events & 4095))
-				np_status(x);
-			metrics_serve(x->mh, x->metrics, x->r, a);
-		}
+		if (!(++x->events & 255))
+			every_256(x, a);
 		if (x->bin && rdt_pipeline_write_ref(x->pipe, &ev, &ref) < 0) {
 			fprintf(stderr, "rdmatrace-dump: %s\n",
 				rdt_pipeline_error(x->pipe));
@@ -910,13 +916,8 @@ static int read_loop(struct run *x, const struct args *a)
 			x->next_check = stuck_due_set(stuck_tick(x->stuck, x->r,
 					a, false, x->next_check,
 					rdt_reader_last_ts(x->r)));
-		/* A scrape waiting for a fresh page is looked at every 256
-		 * events: at 100 events/s a page is at most 2.6 s old. */
-		if (!(x->events & 255)) {
-			if (!(x->events & 4095))
-				np_status(x);
-			metrics_serve(x->mh, x->metrics, x->r, a);
-		}
+		if (!(x->events & 255))
+			every_256(x, a);
 		if (!rdt_filter_match(x->flt, &ev))
 			continue;
 		if (consume(x, &ev) < 0)
