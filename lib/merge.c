@@ -1098,6 +1098,34 @@ emit(struct rdt_reader *r, struct rdt_event *ev, struct rdt_rec_ref *ref,
 	r->have_last = true;
 }
 
+/*
+ * When the heap's top can go (live), on the clock of the last pass: when
+ * the reorder window has passed it, or, all sources exact, when their
+ * horizons have; and not before the holding sources' horizon passes it.
+ * A drained source's horizon trails the clock by a fixed lag (relay's a
+ * tenth of the window, a ring buffer's all of it: rdt_pass_*_horizon()),
+ * so each is met that lag after the top's stamp.  Guessing relay's lag
+ * for every source woke a reader of BPF alone every millisecond for 90 ms
+ * after each record (its horizon trails by the whole window): a reader
+ * pass per millisecond of traffic, a vCPU taken from the workload each.
+ */
+static uint64_t top_due(const struct rdt_reader *r)
+{
+	uint64_t ts = r->heap[0].ts, now = r->pass.now;
+	uint64_t due = ts + r->pass.window_ns;
+
+	if (r->exact && r->horizon <= now && ts + (now - r->horizon) < due)
+		due = ts + (now - r->horizon);
+	if (r->hold > now || ts < r->hold)
+		return due;
+	/* Held by a writer between its stamp and its publish (the hold
+	 * trails by more than the window): only a look tells when it moves,
+	 * next_pass() looks again in a millisecond. */
+	if (now - r->hold > r->pass.window_ns + 1000000)
+		return now;
+	return ts + (now - r->hold) > due ? ts + (now - r->hold) : due;
+}
+
 /* The pass over the sources (rdt_reader_next()'s slow path): made once
  * for each of the two calls below, the test of @ref folded away in each. */
 static inline __attribute__((always_inline)) int
@@ -1197,13 +1225,14 @@ next_pass(struct rdt_reader *r, struct rdt_event *ev, struct rdt_rec_ref *ref,
 					wait = (int)((deadline - now) / 1000000) + 1;
 			}
 			if (r->nheap) {
-				/* Exact: the top goes when the horizons pass
-				 * it, which relay's do a tenth of the window
-				 * after (rdt_pass_ordered_horizon()). */
-				uint64_t due = r->heap[0].ts +
-					       (r->exact ? r->pass.window_ns / 10 :
-							   r->pass.window_ns);
-				int w = due > now ? (int)((due - now) / 1000000) + 1 : 0;
+				uint64_t due = top_due(r);
+				/* An eighth of the window late: what falls due
+				 * meanwhile goes in the same pass.  Records a few
+				 * ms apart each woke the reader at their own time,
+				 * a context switch taken from the traced workload
+				 * for every one or two records. */
+				int w = due > now ? (int)((due - now + r->pass.window_ns / 8) /
+							 1000000) + 1 : 0;
 
 				/* Due but held (a writer between its stamp
 				 * and its publish): look again in a
