@@ -3,7 +3,8 @@
 # Guest side of figure 5 (workload slowdown): ib_write_bw, ib_send_lat and
 # the ring allreduce over rxe0, untraced and traced (rdmatrace loaded and
 # enabled with every event, rdmatrace-dump -f -o consuming relay + BPF),
-# interleaved REPS times; then the ring under each source and reader alone.
+# interleaved REPS times; then the ring under each source and reader alone,
+# and the design's floor (floor_split).
 #   guest-workload.sh REPS BW_ITERS LAT_ITERS RING_BYTES
 set -eu
 REPS=$1 BWN=$2 LATN=$3 RB=$4
@@ -85,6 +86,28 @@ ring_split() {	# MODE WHAT CMD...
 	rm -rf "$W/t.rdt" "$W/rec"
 }
 
+# The floor of the design (issue 36), no reader: at the rxe functions the
+# BPF source hooks on every packet and CQE, programs that do nothing but
+# read the clock at a CQE (bench/hook-floor.bpf.c, -DSTAMP); alone
+# (floor_hooks), then with rdmatrace.ko tracing too (floor: its records
+# go to relay buffers nobody reads, which these short runs do not fill).
+floor_split() {	# MODE ENABLE
+	"$RDT_BUILD/bench/hook-floor" "$RDT_BUILD/bench/hook-floor-ts.bpf.o" >"$W/hf" 2>&1 &
+	hp=$!
+	until grep -q '^attached' "$W/hf"; do
+		kill -0 $hp 2>/dev/null || { cat "$W/hf" >&2; exit 1; }
+		sleep 0.05
+	done
+	echo "$2" >$D/enable
+	lat=$(pt ib_send_lat "-s 64 -n $LATN" 64 5)
+	rt=$(ring)
+	echo 0 >$D/enable
+	echo "R workload.$1.send_lat_us ${lat:-nan}"
+	echo "R workload.$1.ring_time_us ${rt:-nan}"
+	kill $hp
+	wait $hp || true
+}
+
 for r in $(seq "$REPS"); do
 	rmmod rdmatrace 2>/dev/null || true
 	measure untraced
@@ -101,5 +124,7 @@ for r in $(seq "$REPS"); do
 	ring_split split_relay relay "$DUMP" -f --no-bpf --no-counters --no-nccl-plugin -o "$W/t.rdt"
 	ring_split split_record relay "$RDT_BUILD/bin/rdmatrace-record" -D "$W/rec" --no-counters
 	ring_split split_bpf bpf "$DUMP" -f --no-relay --no-counters --no-nccl-plugin -o "$W/t.rdt"
+	floor_split floor_hooks 0
+	floor_split floor 1
 done
 rm -rf "$W"

@@ -70,6 +70,14 @@ for m in ("split_relay", "split_record", "split_bpf"):
     r = ratio(f"workload.{m}.ring_time_us", "workload.untraced.ring_time_us")
     if r is not None:
         derived[f"workload.ratio_ring_{m}"] = r
+# Issue 36: the design's floor (guest-workload.sh floor_split): empty
+# programs at the rxe hooks, reading the clock at a CQE, with no reader;
+# alone and with rdmatrace.ko tracing.  No tracer of that design is faster.
+for m in ("floor_hooks", "floor"):
+    for k in ("send_lat_us", "ring_time_us"):
+        r = ratio(f"workload.{m}.{k}", f"workload.untraced.{k}")
+        if r is not None:
+            derived[f"workload.ratio_{k}_{m}"] = r
 # Issue 21: the live reader against the recorder, on the same guest.
 r = ratio("capture.zero_loss_achieved", "capture_record.zero_loss_achieved")
 if r is not None:
@@ -218,6 +226,15 @@ tgt("issue 21: ring traced/untraced, rdmatrace.ko alone, rdmatrace-record",
     "workload.ratio_ring_split_record", None, None, "x")
 tgt("issue 21: ring traced/untraced, BPF sources alone, rdmatrace-dump -f",
     "workload.ratio_ring_split_bpf", None, None, "x")
+tgt("issue 36: ring allreduce traced/untraced (every default source, rdmatrace-dump -f -o)",
+    "workload.ratio_ring_time_us", "<=", 1.15, "x")
+tgt("issue 36: ib_send_lat traced/untraced", "workload.ratio_send_lat_us", "<=", 1.10, "x")
+tgt("issue 36: ib_send_lat, the design's floor: empty programs at the rxe hooks (clock read at a CQE), no reader",
+    "workload.ratio_send_lat_us_floor_hooks", None, None, "x")
+tgt("issue 36: ib_send_lat, the same floor with rdmatrace.ko tracing (no reader)",
+    "workload.ratio_send_lat_us_floor", None, None, "x")
+tgt("issue 36: ring, the design's floor with rdmatrace.ko tracing (no reader)",
+    "workload.ratio_ring_time_us_floor", None, None, "x")
 
 def git(*a):
     try:
