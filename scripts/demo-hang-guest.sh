@@ -67,7 +67,17 @@ cat "$OUT/qps.txt"
 
 say "netem: every packet on rank 0's link (rva) dropped"
 tc qdisc change dev rva root netem loss 100% || die "netem"
-wait_for '^stuck: report new' 30 || die "no report 30 s into the loss"
+# What a missing report leaves to go on (it happened once, on a loaded
+# CI host): the QPs' states, the qdisc's drop count, the ring's output.
+no_report() {
+	echo "demo-hang-guest: the QPs now:" >&2
+	rdma res show qp 2>&1 | grep rdma-ring >&2
+	tc -s qdisc show dev rva >&2
+	echo "demo-hang-guest: the ring's output:" >&2
+	cat "$OUT/ring.txt" >&2
+	die "no report 30 s into the loss"
+}
+wait_for '^stuck: report new' 30 || no_report
 sleep $((LIMIT + 2))
 kill -USR1 $dp
 sleep 1
