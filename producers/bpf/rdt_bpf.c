@@ -121,9 +121,10 @@ static bool open_nccl(struct rdt_bpf *b, const char *target)
 }
 
 static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "rxe_xmit_packet",
-					 "retransmit_timer", "rnr_nak_timer" };
+					 "retransmit_timer", "rnr_nak_timer", "rxe_destroy_qp" };
 #define RXE_NHOOKS (sizeof(rxe_hooks) / sizeof(rxe_hooks[0]))
-#define RXE_HOOK_LIST "rxe_cq_post rxe_rcv rxe_xmit_packet retransmit_timer rnr_nak_timer"
+#define RXE_HOOK_LIST "rxe_cq_post rxe_rcv rxe_xmit_packet retransmit_timer rnr_nak_timer " \
+		      "rxe_destroy_qp"
 
 /*
  * fentry first: cheaper, and it proves the module's BTF matches.  Kernels
@@ -135,11 +136,11 @@ static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t wh
 	struct bpf_program *fe[RXE_NHOOKS] = {
 		b->rxe->progs.fentry_cq_post, b->rxe->progs.fentry_rcv,
 		b->rxe->progs.fentry_xmit_packet, b->rxe->progs.fentry_retransmit_timer,
-		b->rxe->progs.fentry_rnr_nak_timer };
+		b->rxe->progs.fentry_rnr_nak_timer, b->rxe->progs.fentry_destroy_qp };
 	struct bpf_program *kp[RXE_NHOOKS] = {
 		b->rxe->progs.kprobe_cq_post, b->rxe->progs.kprobe_rcv,
 		b->rxe->progs.kprobe_xmit_packet, b->rxe->progs.kprobe_retransmit_timer,
-		b->rxe->progs.kprobe_rnr_nak_timer };
+		b->rxe->progs.kprobe_rnr_nak_timer, b->rxe->progs.kprobe_destroy_qp };
 	char missing[256] = "";
 	size_t nlinks = b->links.n;
 	int ok = 0;

@@ -80,10 +80,10 @@ struct {
  * packet.  A slot is its QP's for good, from the first packet that finds
  * it free: a QP whose slot another QP holds (a collision, or a destroyed
  * QP's) is counted in the hash as before.  A QPN used again in its slot
- * starts from the old QP's last packets, as in the hash.  Slots are not
- * given back when a QP is destroyed: rxe hands out QPNs cyclically, so
- * under QP churn the array fills and later QPs are counted in the hash,
- * at the old cost (a hook on rxe_destroy_qp could free them).
+ * starts from the old QP's last packets, as in the hash.  A destroyed
+ * QP's slot is given back (on_destroy_qp()): rxe hands out QPNs
+ * cyclically, so under QP churn slots kept for good would fill the array
+ * and later QPs would be counted in the hash, at its cost.
  */
 #define RXE_SLOTS	4096
 
@@ -363,6 +363,31 @@ static __always_inline void on_timer(struct timer_list *t, __u32 kind)
 }
 
 /*
+ * A QP's end: its slot free for the next QP that hashes there, its hash
+ * entry gone (LRU would take it when room is needed).  Its packets since
+ * its last CQE go with it.  The counts are cleared before the key: a
+ * packet of this QP still on its way in between leaves a few in the slot
+ * for the next owner, as a reused QPN does; the other order could clear
+ * the next owner's first packets.  At entry: a destroy rxe refuses (a QP
+ * still attached to a multicast group) frees the slot of a live QP, whose
+ * next packet takes a slot again, its counts since its last CQE lost.
+ */
+static __always_inline void on_destroy_qp(struct ib_qp___rdt *ibqp, const bool d)
+{
+	__u32 dev = RXE_RD(d, ibqp->device->index, ibqp, device, index);
+	__u32 qpn = RXE_RD(d, ibqp->qp_num, ibqp, qp_num);
+	struct rxe_qp_key k = { .dev = dev, .qpn = qpn };
+	struct rxe_slot *s = rxe_slot_of(dev, qpn);
+	__u64 key = rxe_slot_key(dev, qpn);
+
+	if (s && s->key == key) {
+		__builtin_memset(&s->c, 0, sizeof(s->c));
+		__sync_val_compare_and_swap(&s->key, key, 0);
+	}
+	bpf_map_delete_elem(&rxe_counts, &k);
+}
+
+/*
  * Each hook, fentry and kprobe, from one line: @name the programs' names
  * (fentry_@name, kprobe_@name: the loader's), @func the kernel function,
  * @call the body, where `d` says which family it runs in (a constant in
@@ -395,6 +420,8 @@ RXE_HOOK(rcv, rxe_rcv, on_rcv(skb, d), struct sk_buff *skb)
 RXE_HOOK(xmit_packet, rxe_xmit_packet, on_xmit(qp, pkt, skb, d),
 	 struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
 	 struct sk_buff *skb)
+/* A device op, called through a pointer: never inlined. */
+RXE_HOOK(destroy_qp, rxe_destroy_qp, on_destroy_qp(ibqp, d), struct ib_qp___rdt *ibqp)
 /* Timer callbacks go through a pointer, so they are never inlined away;
  * their bodies read through BPF_CORE_READ in both families. */
 RXE_HOOK(retransmit_timer, retransmit_timer,
