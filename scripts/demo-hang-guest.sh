@@ -60,7 +60,14 @@ grep -E '^(rxe|usdt|verbs|counters):' "$OUT/dump.err" | cut -c1-160
 say "the ring: rank 0 on rxa, rank 1 on rxb ($*)"
 "$RRA" -d rxa,rxb -N 2 "$@" -t 120 --retry-cnt 7 >"$OUT/ring.txt" 2>&1 &
 rp=$!
-sleep 4
+# Collectives under way: both ranks' QPs (two each) in RTS (slow on a loaded
+# host), then a few seconds of traffic.
+for _ in $(seq 300); do
+	[ "$(rdma res show qp 2>/dev/null | grep rdma-ring | grep -c ' state RTS ')" -ge 4 ] && break
+	kill -0 $rp 2>/dev/null || break
+	sleep 0.2
+done
+sleep 2
 kill -0 $rp 2>/dev/null || { cat "$OUT/ring.txt"; die "the ring ended early"; }
 rdma res show qp | grep rdma-ring >"$OUT/qps.txt"
 cat "$OUT/qps.txt"
