@@ -581,7 +581,17 @@ static struct np_open *np_find(struct pf *p, uint32_t host, uint32_t pid,
 	return (struct np_open *)rdt_np_open_find(&p->np, host, pid, id);
 }
 
-/* Lanes of a rank's track group: what runs where in NCCL. */
+/*
+ * Lanes of a rank's track group (256 tids a rank): what runs where in NCCL.
+ * API 0, collectives 1, kernel, proxy and net channels 64 each from 2, 66
+ * and 130, proxy control 194, then the GPU's own channel spans.  The GPU
+ * lanes start after proxy control: sharing its tid, a rank's GPU ch 0
+ * slices went under whichever name came first.
+ */
+#define NP_LANE_CTRL	194
+#define NP_LANE_GPU	(NP_LANE_CTRL + 1)
+#define NP_GPU_LANES	(256 - NP_LANE_GPU)
+
 static uint32_t np_lane(const struct np_open *e, char *name, size_t len,
 			int rank)
 {
@@ -613,7 +623,7 @@ static uint32_t np_lane(const struct np_open *e, char *name, size_t len,
 		return 130 + ch;
 	}
 	snprintf(name, len, "rank %d: proxy control", rank);
-	return 194;
+	return NP_LANE_CTRL;
 }
 
 static void np_slice_name(const union rdt_record *r, char *name, size_t len)
@@ -722,11 +732,11 @@ static void np_gpu_slice(struct rdt_sink *s, const struct np_open *e,
 	if (at < s->first_ts)
 		return;
 	snprintf(tn, sizeof(tn), "rank %d: GPU ch %u (globaltimer)", rank, ch);
-	track(s, pid, tid_base + 194 + ch % 62, "", tn);
+	track(s, pid, tid_base + NP_LANE_GPU + ch % NP_GPU_LANES, "", tn);
 	o = begin(s);
 	rdt_ob_printf(o, "{\"ph\":\"X\",\"name\":\"GPU ch %u\",\"cat\":"
 		"\"nccl_gpu\",\"pid\":%u,\"tid\":%u,\"ts\":", ch, pid,
-		tid_base + 194 + ch % 62);
+		tid_base + NP_LANE_GPU + ch % NP_GPU_LANES);
 	ts(s->priv, at - s->first_ts);
 	rdt_ob_printf(o, ",\"dur\":");
 	ts(s->priv, e->gpu_stop > g0 ? e->gpu_stop - g0 : 1);
