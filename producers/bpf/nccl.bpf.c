@@ -53,6 +53,16 @@ struct {
 	__type(value, struct call);
 } calls SEC(".maps");
 
+/*
+ * Entries of `calls`: counted before one is made (and so before its
+ * stamp) and after one is deleted.  The reader (rdt_bpf_inflight_min())
+ * reads it in the mmapped .bss and walks the map only when it is not 0:
+ * an attached, idle NCCL process cost a failing bpf() syscall on every
+ * read pass.  A call the reader found 0 before was stamped after it read,
+ * later than the pass's own clock, so no wait is missed.
+ */
+__u64 calls_live;
+
 /* What a new call starts from: a map value, so no frame holds a struct call. */
 static const struct call call_zero;
 
@@ -142,8 +152,11 @@ int nccl_enter(struct pt_regs *ctx)
 	if (c && sp < c->sp)
 		return 0;
 	if (!c) {
-		if (bpf_map_update_elem(&calls, &tid, &call_zero, BPF_ANY))
+		__sync_fetch_and_add(&calls_live, 1);
+		if (bpf_map_update_elem(&calls, &tid, &call_zero, BPF_ANY)) {
+			__sync_fetch_and_add(&calls_live, -1);
 			return 0;
+		}
 		c = bpf_map_lookup_elem(&calls, &tid);
 		if (!c)
 			return 0;
@@ -388,6 +401,7 @@ int nccl_exit(struct pt_regs *ctx)
 		bpf_map_delete_elem(&comms, &k);
 	}
 out:
-	bpf_map_delete_elem(&calls, &tid);
+	if (!bpf_map_delete_elem(&calls, &tid))
+		__sync_fetch_and_add(&calls_live, -1);
 	return 0;
 }

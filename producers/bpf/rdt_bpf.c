@@ -580,6 +580,11 @@ uint64_t rdt_bpf_inflight_min(struct rdt_bpf *b)
 
 	if (!b->nccl)
 		return min;
+	/* No call in flight (nccl.bpf.c's calls_live): nothing to walk. */
+	if (b->nccl->bss &&
+	    (bpf_map__map_flags(b->nccl->maps.bss) & BPF_F_MMAPABLE) &&
+	    !__atomic_load_n(&b->nccl->bss->calls_live, __ATOMIC_ACQUIRE))
+		return min;
 	m = b->nccl->maps.calls;
 	fd = bpf_map__fd(m);
 	/* struct call (nccl.bpf.c) starts with its __u64 ts */
