@@ -469,25 +469,40 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
  * with the tracepoints, doorbells and WR lists, pushed six registers and
  * spilled more (bench/NOTES.md).  Anything else is the full wrapper's, by
  * a tail call, before anything was recorded.
+ *
+ * rdt_lean_bad_wr: the driver's sentinel (rdt_send_unset) is written into
+ * the caller's own bad_wr for the call, and the caller's value put back
+ * when the driver did not replace it: what the caller sees is what the
+ * driver wrote, as with a slot of ours, and its pointer is left alone
+ * otherwise.  A slot of ours would be a local whose address the driver
+ * gets, which costs the frame a stack protector canary and a store
+ * (bench/NOTES.md).  ib_post_send(), ib_post_recv() and uverbs always pass
+ * a bad_wr; a direct ops call without one takes the full wrapper.
  */
 static noinline int rdt_lean_post_send(struct ib_qp *qp,
 				       const struct ib_send_wr *wr,
 				       const struct ib_send_wr **bad)
 {
-	const struct ib_send_wr *b = &rdt_send_unset;
+	const struct ib_send_wr *was, *b;
 	struct rdt_dev *rd;
 	int ret;
 
 	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_SEND)) || !wr ||
-	    wr->next)
+	    wr->next || !bad)
 		return rdt_traced_post_send(qp, wr, bad, true);
 	rd = rdt_dev_find(qp->device);
 	if (unlikely(!rd))
 		return -ENODEV;
 	if (!rdt_fast_post_send(rd, qp, wr, rdt_uobj(qp->uobject)))
 		return rdt_traced_post_send(qp, wr, bad, false);
-	ret = rd->orig.post_send(qp, wr, &b);
-	rdt_send_done(rd, qp->qp_num, b, bad, 1, ret, true);
+	/* The sentinel in the caller's own bad_wr: rdt_lean_bad_wr. */
+	was = *bad;
+	*bad = &rdt_send_unset;
+	ret = rd->orig.post_send(qp, wr, bad);
+	b = *bad;
+	if (b == &rdt_send_unset)
+		*bad = was;
+	rdt_send_done(rd, qp->qp_num, b, NULL, 1, ret, true);
 	return ret;
 }
 
@@ -495,12 +510,12 @@ static noinline int rdt_lean_post_recv(struct ib_qp *qp,
 				       const struct ib_recv_wr *wr,
 				       const struct ib_recv_wr **bad)
 {
-	const struct ib_recv_wr *b = &rdt_recv_unset;
+	const struct ib_recv_wr *was, *b;
 	struct rdt_dev *rd;
 	int ret;
 
 	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_RECV)) || !wr ||
-	    wr->next)
+	    wr->next || !bad)
 		return rdt_traced_post_recv(qp, NULL, wr, bad, true);
 	rd = rdt_dev_find(qp->device);
 	if (unlikely(!rd))
@@ -508,8 +523,14 @@ static noinline int rdt_lean_post_recv(struct ib_qp *qp,
 	if (!rdt_fast_post_recv(rd, qp->qp_num, 0, false, wr,
 				rdt_uobj(qp->uobject)))
 		return rdt_traced_post_recv(qp, NULL, wr, bad, false);
-	ret = rd->orig.post_recv(qp, wr, &b);
-	rdt_recv_done(rd, qp->qp_num, 0, false, b, bad, 1, ret, true);
+	/* The sentinel in the caller's own bad_wr: rdt_lean_bad_wr. */
+	was = *bad;
+	*bad = &rdt_recv_unset;
+	ret = rd->orig.post_recv(qp, wr, bad);
+	b = *bad;
+	if (b == &rdt_recv_unset)
+		*bad = was;
+	rdt_recv_done(rd, qp->qp_num, 0, false, b, NULL, 1, ret, true);
 	return ret;
 }
 

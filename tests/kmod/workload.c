@@ -399,6 +399,25 @@ static int fw_post_unset(struct wl *w)
 		       bad_r == &stale_r ? "kept" : "changed");
 		return -EIO;
 	}
+	/*
+	 * One WR each: rdmatrace's lean wrappers, which lend the caller's
+	 * own bad_wr to the driver for the call, must put the stale value
+	 * back as it was.
+	 */
+	s[0].next = NULL;
+	r[0].next = NULL;
+	ret = ib_post_send(w->lb.qa, s, &bad_s);
+	if (ret != -EINVAL || bad_s != &stale_s) {
+		pr_err("unset one-WR post_send: ret %d, bad_wr %s\n", ret,
+		       bad_s == &stale_s ? "kept" : "changed");
+		return -EIO;
+	}
+	ret = ib_post_recv(w->lb.qa, r, &bad_r);
+	if (ret != -EINVAL || bad_r != &stale_r) {
+		pr_err("unset one-WR post_recv: ret %d, bad_wr %s\n", ret,
+		       bad_r == &stale_r ? "kept" : "changed");
+		return -EIO;
+	}
 	return 0;
 }
 
