@@ -363,24 +363,25 @@ static int fw_post_bad(struct wl *w)
 }
 
 /*
- * A failed post whose driver set no bad WR, send and receive: two WRs each,
- * the caller's bad_wr left pointing at a stale one-WR list, as an
- * uninitialised one would point anywhere.  The interposer fails them
- * without touching *bad: the caller must get its pointer back unchanged
- * and rdmatrace must not take the stale list for the unposted tail
- * (POST_FAIL bad_index unknown, not 1).
+ * A failed post whose driver set no bad WR, send and receive: the caller's
+ * bad_wr left pointing at a stale one-WR list, as an uninitialised one
+ * would point anywhere.  The interposer fails them without touching *bad:
+ * the caller must get its pointer back unchanged and rdmatrace must not
+ * take the stale list for the unposted tail (POST_FAIL bad_index unknown,
+ * not 1).  Of two WRs each, then of one (rdmatrace's lean wrappers, which
+ * lend the caller's own bad_wr to the driver for the call).
  */
-static int fw_post_unset(struct wl *w)
+static int fw_post_unset_n(struct wl *w, int n)
 {
 	struct ib_send_wr stale_s = { .wr_id = send_base + FW_UNSET + 9 };
 	struct ib_recv_wr stale_r = { .wr_id = recv_base + FW_UNSET + 9 };
 	struct ib_send_wr s[2] = {
 		{ .wr_id = send_base + FW_UNSET, .opcode = IB_WR_SEND,
-		  .next = &s[1] },
+		  .next = n > 1 ? &s[1] : NULL },
 		{ .wr_id = send_base + FW_UNSET + 1, .opcode = IB_WR_SEND },
 	};
 	struct ib_recv_wr r[2] = {
-		{ .wr_id = recv_base + FW_UNSET, .next = &r[1] },
+		{ .wr_id = recv_base + FW_UNSET, .next = n > 1 ? &r[1] : NULL },
 		{ .wr_id = recv_base + FW_UNSET + 1 },
 	};
 	const struct ib_send_wr *bad_s = &stale_s;
@@ -389,36 +390,22 @@ static int fw_post_unset(struct wl *w)
 
 	ret = ib_post_send(w->lb.qa, s, &bad_s);
 	if (ret != -EINVAL || bad_s != &stale_s) {
-		pr_err("unset post_send: ret %d, bad_wr %s\n", ret,
+		pr_err("unset post_send of %d: ret %d, bad_wr %s\n", n, ret,
 		       bad_s == &stale_s ? "kept" : "changed");
 		return -EIO;
 	}
 	ret = ib_post_recv(w->lb.qa, r, &bad_r);
 	if (ret != -EINVAL || bad_r != &stale_r) {
-		pr_err("unset post_recv: ret %d, bad_wr %s\n", ret,
-		       bad_r == &stale_r ? "kept" : "changed");
-		return -EIO;
-	}
-	/*
-	 * One WR each: rdmatrace's lean wrappers, which lend the caller's
-	 * own bad_wr to the driver for the call, must put the stale value
-	 * back as it was.
-	 */
-	s[0].next = NULL;
-	r[0].next = NULL;
-	ret = ib_post_send(w->lb.qa, s, &bad_s);
-	if (ret != -EINVAL || bad_s != &stale_s) {
-		pr_err("unset one-WR post_send: ret %d, bad_wr %s\n", ret,
-		       bad_s == &stale_s ? "kept" : "changed");
-		return -EIO;
-	}
-	ret = ib_post_recv(w->lb.qa, r, &bad_r);
-	if (ret != -EINVAL || bad_r != &stale_r) {
-		pr_err("unset one-WR post_recv: ret %d, bad_wr %s\n", ret,
+		pr_err("unset post_recv of %d: ret %d, bad_wr %s\n", n, ret,
 		       bad_r == &stale_r ? "kept" : "changed");
 		return -EIO;
 	}
 	return 0;
+}
+
+static int fw_post_unset(struct wl *w)
+{
+	return fw_post_unset_n(w, 2) ?: fw_post_unset_n(w, 1);
 }
 
 static u8 wl_pattern(u32 i)
