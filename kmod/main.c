@@ -102,6 +102,31 @@ static void rdt_client_rename(struct ib_device *ibdev, void *data)
 		rdt_dev_rename(ibdev, data);
 }
 
+/*
+ * After the client is gone (every device unwrapped, or a failed load's
+ * few): wait until no CPU can still run a wrapper's instructions, then
+ * free what the wrappers read.
+ */
+static void rdt_teardown(void)
+{
+	/*
+	 * Callers that loaded a wrapper's address but did not enter it yet,
+	 * and the data path's wrappers, which take no SRCU section: tasks,
+	 * then interrupts (RCU Tasks does not wait for an idle CPU's).
+	 */
+	synchronize_rcu_tasks();
+	synchronize_rcu();
+	/* PREEMPT_RT: data path wrappers blocked in a driver's lock. */
+	rdt_dp_wait();
+	/* Wrappers inside their SRCU section, possibly sleeping. */
+	synchronize_srcu(&rdt_srcu);
+	/* The last instructions of each wrapper after srcu_read_unlock(). */
+	synchronize_rcu_tasks();
+	rdt_restrack_exit();
+	rdt_dev_free_all();
+	rdt_debugfs_exit();
+}
+
 static int __init rdt_init(void)
 {
 	int ret;
@@ -134,14 +159,7 @@ static int __init rdt_init(void)
 
 out_client:
 	/* A device may have been wrapped before the failure. */
-	synchronize_rcu_tasks();
-	synchronize_rcu();
-	rdt_dp_wait();
-	synchronize_srcu(&rdt_srcu);
-	synchronize_rcu_tasks();
-	rdt_restrack_exit();
-	rdt_dev_free_all();
-	rdt_debugfs_exit();
+	rdt_teardown();
 out:
 	pr_err("not loaded (%d)\n", ret);
 	return ret;
@@ -156,22 +174,7 @@ static void __exit rdt_exit(void)
 	 * waiting where another module's wrapper sits over ours.
 	 */
 	ib_unregister_client(&rdt_client);
-	/*
-	 * Callers that loaded a wrapper's address but did not enter it yet,
-	 * and the data path's wrappers, which take no SRCU section: tasks,
-	 * then interrupts (RCU Tasks does not wait for an idle CPU's).
-	 */
-	synchronize_rcu_tasks();
-	synchronize_rcu();
-	/* PREEMPT_RT: data path wrappers blocked in a driver's lock. */
-	rdt_dp_wait();
-	/* Wrappers inside their SRCU section, possibly sleeping. */
-	synchronize_srcu(&rdt_srcu);
-	/* The last instructions of each wrapper after srcu_read_unlock(). */
-	synchronize_rcu_tasks();
-	rdt_restrack_exit();
-	rdt_dev_free_all();
-	rdt_debugfs_exit();
+	rdt_teardown();
 	pr_info("unloaded\n");
 }
 
