@@ -6,8 +6,8 @@ to drain the same backlog of EVENTS records from a relay directory.
 
 No module is needed: the directory is made of regular trace<cpu> files,
 which read() as relay does (partial reads, 0 at the end), holding a
-bench/rdt-biggen trace split by CPU.  The CPU time (user + system, from
-/proc) is taken the moment the output holds every record but for one
+bench/rdt-biggen trace split by CPU.  The CPU time (each thread's time on a
+CPU, /proc/PID/task/*/schedstat) is taken the moment the output holds every record but for one
 stdio buffer, so the wait after the drain is not counted (poll() on a
 regular file does not block, unlike relay's).  Guest capture rates stay
 bench/guest-capture.sh's; this is the reader's own cost, without a guest.
@@ -60,6 +60,21 @@ class Scraper(threading.Thread):
 
 
 def cpu_s(pid):
+    """The process's CPU time so far, in seconds: each thread's time on a
+    CPU from /proc/PID/task/TID/schedstat, in ns (issue 37: /proc/PID/stat
+    counts 10 ms ticks, a tenth of a 2 M-event run, too coarse to tell a
+    few per cent).  Threads gone by then are not counted: the readers'
+    threads (rdmatrace-dump's output writer) live until they exit.  A
+    kernel without schedstat (CONFIG_SCHED_INFO): the ticks."""
+    tasks = f"/proc/{pid}/task"
+    if os.path.exists(f"/proc/{pid}/schedstat"):
+        ns = 0
+        for t in os.listdir(tasks):
+            try:
+                ns += int(open(f"{tasks}/{t}/schedstat").read().split()[0])
+            except FileNotFoundError:
+                pass    # a thread that ended meanwhile
+        return ns / 1e9
     f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / hz
 
@@ -118,7 +133,7 @@ try:
                 scraper.stop()
             p.send_signal(signal.SIGINT)
             p.wait()
-            print(f"R follow.host.{tool}_ns_per_event {c / n * 1e9:.0f}",
+            print(f"R follow.host.{tool}_ns_per_event {c / n * 1e9:.1f}",
                   flush=True)
 finally:
     shutil.rmtree(w, True)
