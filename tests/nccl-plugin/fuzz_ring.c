@@ -19,8 +19,11 @@
  *   5     one byte flipped
  *   6     the file unlinked and made again with the image (replaced)
  *   7     the reader stopped and drained, as at Ctrl-C
- * Then the reader is stopped and drained.  A crash, a sanitizer report or
- * a drain that does not end (abort) is the failure.
+ * Each event also goes to the stats, --metrics (caps small enough that its
+ * "other" series run) and the hang tracker.  Then the reader is stopped
+ * and drained, and the summaries, the metrics page and the hang report
+ * made.  A crash, a sanitizer report or a drain that does not end (abort)
+ * is the failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -85,7 +88,13 @@ static int make_file(const unsigned char *img, size_t len)
 
 /* Every call the reader is given, counted: a reader that never ends its
  * drain is a hang, reported as a crash with this frame. */
-static void next_until(struct rdt_reader *r, struct rdt_stats *st,
+struct analyses {
+	struct rdt_stats	*st;
+	struct rdt_metrics	*m;	/* small caps: "other" and expiry run */
+	struct rdt_stuck	*k;
+};
+
+static void next_until(struct rdt_reader *r, struct analyses *a,
 		       unsigned int *calls, bool to_end)
 {
 	struct rdt_event ev;
@@ -99,7 +108,9 @@ static void next_until(struct rdt_reader *r, struct rdt_stats *st,
 		}
 		n = rdt_reader_next(r, &ev, 0);
 		if (n > 0) {
-			rdt_stats_add(st, &ev);
+			rdt_stats_add(a->st, &ev);
+			rdt_metrics_add(a->m, &ev);
+			rdt_stuck_add(a->k, &ev);
 			continue;
 		}
 		if (n == -EAGAIN && to_end)
@@ -142,9 +153,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct rdt_reader_opts o = { .sz = sizeof(o), .follow = true,
 				     .reorder_window_ns = 1 };
+	static const struct rdt_metrics_opts mo = {
+		.sz = sizeof(mo), .max_qps = 3, .max_colls = 2,
+		.max_port_counters = 3, .qp_expire_ns = 1000,
+	};
+	struct analyses a = { 0 };
 	struct rdt_reader *r;
-	struct rdt_stats *st;
 	unsigned char *img;
+	char *page;
+	size_t plen;
 	unsigned int calls = 0;
 	uint32_t pid = (uint32_t)getpid();
 	size_t len;
@@ -161,9 +178,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	own_records(img, len, pid);
 	fd = make_file(img, len);
 	r = rdt_reader_new(&o);
-	st = rdt_stats_new();
-	if (fd < 0 || !r || !st || rdt_reader_add_nccl_plugin(r, dir) < 0)
+	a.st = rdt_stats_new();
+	a.m = rdt_metrics_new(&mo);
+	a.k = rdt_stuck_new(1000);
+	if (fd < 0 || !r || !a.st || !a.m || !a.k ||
+	    rdt_reader_add_nccl_plugin(r, dir) < 0)
 		goto out;
+	rdt_metrics_watch_stuck(a.m, a.k);
 	for (int i = 0; i < NOPS; i++) {
 		unsigned int b = data[i], op = b & 7, arg = b >> 3;
 		struct rdt_np_shm h;
@@ -172,7 +193,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		switch (op) {
 		case 0:
 		case 1:
-			next_until(r, st, &calls, false);
+			next_until(r, &a, &calls, false);
 			break;
 		case 2:
 			if (ftruncate(fd, (off_t)(len * arg / 16))) {
@@ -220,19 +241,27 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			break;
 		case 7:
 			rdt_reader_stop(r);
-			next_until(r, st, &calls, true);
+			next_until(r, &a, &calls, true);
 			break;
 		}
 	}
 	rdt_reader_stop(r);
-	next_until(r, st, &calls, true);
-	/* the drop report and the summaries, with what the reader counted */
-	rdt_stats_print(st, r, devnull);
-	rdt_stats_print_json(st, r, devnull);
+	next_until(r, &a, &calls, true);
+	/* the drop report and the summaries, with what the reader counted;
+	 * the metrics page and the hang report of what the rings held */
+	rdt_stats_print(a.st, r, devnull);
+	rdt_stats_print_json(a.st, r, devnull);
+	rdt_metrics_finish(a.m);
+	if (!rdt_metrics_render(a.m, r, 0, &page, &plen))
+		free(page);
+	rdt_stuck_check(a.k, r, rdt_reader_last_ts(r) + 5000, devnull);
+	rdt_stuck_print(a.k, r, rdt_reader_last_ts(r) + 5000, devnull);
 	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++)
 		fputs(rdt_reader_source_status(r, i), devnull);
 out:
-	rdt_stats_free(st);
+	rdt_stuck_free(a.k);
+	rdt_metrics_free(a.m);
+	rdt_stats_free(a.st);
 	rdt_reader_free(r);
 	if (fd >= 0)
 		close(fd);
