@@ -49,11 +49,7 @@ fz=FAIL fexec=0
 [ "$HOST" = 0 ] && fz="not run" && res[hostile]="not run"
 [ "$HOST" = 0 ] || note "host: libFuzzer, $RUNS executions"
 if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
-	L=lib
-	# The library's sources, as lib/Makefile lists them.
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-I$L/include -I$RDT_ROOT/include -I$L -o "$OUT/fuzz_file" tests/lib/fuzz_file.c \
-		$(for f in $(make --no-print-directory -s -C $L print-srcs); do echo "$L/$f"; done) -lsqlite3 -lm \
+	tests/fuzz-build.sh tests/lib/fuzz_file.c "$OUT/fuzz_file" \
 		>"$LOG/fuzz-cc.log" 2>&1 || note "fuzzer build failed: $(tail -3 "$LOG/fuzz-cc.log")"
 	C=$OUT/fuzz-corpus
 	mkdir -p "$C"
@@ -88,7 +84,7 @@ if [ "$HOST" != 0 ] && command -v clang >/dev/null; then
 	note "host: libFuzzer on the NCCL ring-file reader, $RUNS executions"
 	RC=$OUT/fuzz-ring-corpus
 	{ make -s -C producers/nccl-profiler && make -s -C tests/nccl-plugin &&
-	  tests/nccl-plugin/fuzz-build.sh "$OUT/fuzz_ring" &&
+	  tests/fuzz-build.sh tests/nccl-plugin/fuzz_ring.c "$OUT/fuzz_ring" &&
 	  tests/nccl-plugin/fuzz-seeds.sh "$RC"; } >"$LOG/fuzz-ring-cc.log" 2>&1 ||
 		note "ring fuzzer build failed: $(tail -3 "$LOG/fuzz-ring-cc.log")"
 	J=${RDT_FUZZ_JOBS:-$(nproc)}
