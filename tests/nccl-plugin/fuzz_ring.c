@@ -86,14 +86,14 @@ static int make_file(const unsigned char *img, size_t len)
 	return fd;
 }
 
-/* Every call the reader is given, counted: a reader that never ends its
- * drain is a hang, reported as a crash with this frame. */
 struct analyses {
 	struct rdt_stats	*st;
 	struct rdt_metrics	*m;	/* small caps: "other" and expiry run */
 	struct rdt_stuck	*k;
 };
 
+/* Every call the reader is given, counted: a reader that never ends its
+ * drain is a hang, reported as a crash with this frame. */
 static void next_until(struct rdt_reader *r, struct analyses *a,
 		       unsigned int *calls, bool to_end)
 {
@@ -162,6 +162,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	unsigned char *img;
 	char *page;
 	size_t plen;
+	uint64_t now;
 	unsigned int calls = 0;
 	uint32_t pid = (uint32_t)getpid();
 	size_t len;
@@ -254,8 +255,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	rdt_metrics_finish(a.m);
 	if (!rdt_metrics_render(a.m, r, 0, &page, &plen))
 		free(page);
-	rdt_stuck_check(a.k, r, rdt_reader_last_ts(r) + 5000, devnull);
-	rdt_stuck_print(a.k, r, rdt_reader_last_ts(r) + 5000, devnull);
+	now = rdt_reader_last_ts(r) + 5000;	/* past the 1 us limit */
+	rdt_stuck_check(a.k, r, now, devnull);
+	rdt_stuck_print(a.k, r, now, devnull);
 	for (unsigned int i = 0; i < rdt_reader_nsources(r); i++)
 		fputs(rdt_reader_source_status(r, i), devnull);
 out:
