@@ -120,34 +120,67 @@ static bool open_nccl(struct rdt_bpf *b, const char *target)
 	return n > 0;
 }
 
-static const char *const rxe_hooks[] = { "rxe_cq_post", "rxe_rcv", "rxe_xmit_packet",
-					 "retransmit_timer", "rnr_nak_timer", "rxe_destroy_qp" };
-#define RXE_NHOOKS (sizeof(rxe_hooks) / sizeof(rxe_hooks[0]))
-#define RXE_HOOK_LIST "rxe_cq_post rxe_rcv rxe_xmit_packet retransmit_timer rnr_nak_timer " \
-		      "rxe_destroy_qp"
+/*
+ * The rxe hooks: the kernel function, its fentry-family program and its
+ * kprobe-family one (kp2: a second, the kretprobe of a QP's end).  The
+ * first is the point of it all; a missing other is reported and skipped.
+ * rxe_rcv records packets and does nothing else: hooked for
+ * --rxe=packets only.
+ */
+struct rxe_hook {
+	const char *func;
+	struct bpf_program *fe, *kp, *kp2;
+	bool packets_only;
+};
+
+#define RXE_NHOOKS 8
+
+static void rxe_hooks(struct rdt_rxe *s, struct rxe_hook h[RXE_NHOOKS])
+{
+#define H(f, e, k, ...) { .func = f, .fe = s->progs.e, .kp = s->progs.k, __VA_ARGS__ }
+	const struct rxe_hook v[RXE_NHOOKS] = {
+		H("rxe_cq_post", fentry_cq_post, kprobe_cq_post),
+		H("rxe_resp_queue_pkt", fentry_resp_queue_pkt, kprobe_resp_queue_pkt),
+		H("rxe_comp_queue_pkt", fentry_comp_queue_pkt, kprobe_comp_queue_pkt),
+		H("rxe_xmit_packet", fentry_xmit_packet, kprobe_xmit_packet),
+		H("retransmit_timer", fentry_retransmit_timer, kprobe_retransmit_timer),
+		H("rnr_nak_timer", fentry_rnr_nak_timer, kprobe_rnr_nak_timer),
+		H("rxe_destroy_qp", fexit_destroy_qp, kprobe_destroy_qp,
+		  .kp2 = s->progs.kretprobe_destroy_qp),
+		H("rxe_rcv", fentry_rcv, kprobe_rcv, .packets_only = true),
+	};
+#undef H
+
+	memcpy(h, v, sizeof(v));
+}
+
+static void destroy_links_from(struct rdt_bpf *b, size_t n)
+{
+	while (b->links.n > n)
+		bpf_link__destroy(b->links.v[--b->links.n]);
+}
 
 /*
  * fentry first: cheaper, and it proves the module's BTF matches.  Kernels
  * without BPF trampolines (the build host) refuse it at load or attach:
- * then the same bodies as kprobes.
+ * then the same bodies as kprobes.  @why gets the reason of a failure, or
+ * on success the list of functions hooked and those that were not.
  */
 static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t whylen)
 {
-	struct bpf_program *fe[RXE_NHOOKS] = {
-		b->rxe->progs.fentry_cq_post, b->rxe->progs.fentry_rcv,
-		b->rxe->progs.fentry_xmit_packet, b->rxe->progs.fentry_retransmit_timer,
-		b->rxe->progs.fentry_rnr_nak_timer, b->rxe->progs.fentry_destroy_qp };
-	struct bpf_program *kp[RXE_NHOOKS] = {
-		b->rxe->progs.kprobe_cq_post, b->rxe->progs.kprobe_rcv,
-		b->rxe->progs.kprobe_xmit_packet, b->rxe->progs.kprobe_retransmit_timer,
-		b->rxe->progs.kprobe_rnr_nak_timer, b->rxe->progs.kprobe_destroy_qp };
-	char missing[256] = "";
+	struct rxe_hook h[RXE_NHOOKS];
+	char hooked[256] = "", missing[512] = "";
 	size_t nlinks = b->links.n;
 	int ok = 0;
 
+	rxe_hooks(b->rxe, h);
 	for (size_t i = 0; i < RXE_NHOOKS; i++) {
-		bpf_program__set_autoload(fe[i], fentry);
-		bpf_program__set_autoload(kp[i], !fentry);
+		bool use = b->rxe_packets || !h[i].packets_only;
+
+		bpf_program__set_autoload(h[i].fe, use && fentry);
+		bpf_program__set_autoload(h[i].kp, use && !fentry);
+		if (h[i].kp2)
+			bpf_program__set_autoload(h[i].kp2, use && !fentry);
 	}
 	b->rxe->rodata->rxe_packets = b->rxe_packets;
 	if (share_maps(b, b->rxe->maps.rdt_events, b->rxe->maps.rdt_drops) ||
@@ -156,23 +189,31 @@ static bool open_rxe_family(struct rdt_bpf *b, bool fentry, char *why, size_t wh
 		return false;
 	}
 	for (size_t i = 0; i < RXE_NHOOKS; i++) {
-		struct bpf_link *l = bpf_program__attach(fentry ? fe[i] : kp[i]);
+		size_t before = b->links.n;
+		int err;
 
-		if (add_link(b, l)) {
-			/* rxe_cq_post is the point of it all; the others are extras. */
+		if (!b->rxe_packets && h[i].packets_only)
+			continue;
+		/* The kretprobe before its kprobe: an entry never kept for nothing. */
+		err = !fentry && h[i].kp2 ? add_link(b, bpf_program__attach(h[i].kp2)) : 0;
+		if (!err)
+			err = add_link(b, bpf_program__attach(fentry ? h[i].fe : h[i].kp));
+		if (err) {
+			destroy_links_from(b, before);
 			if (i == 0) {
-				snprintf(why, whylen, "attach %s: %s", rxe_hooks[i], strerror(errno));
-				while (b->links.n > nlinks)
-					bpf_link__destroy(b->links.v[--b->links.n]);
+				snprintf(why, whylen, "attach %s: %s", h[i].func, strerror(-err));
+				destroy_links_from(b, nlinks);
 				return false;
 			}
 			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
-				 " (%s not hooked: %s)", rxe_hooks[i], strerror(errno));
+				 " (%s not hooked: %s)", h[i].func, strerror(-err));
 		} else {
+			snprintf(hooked + strlen(hooked), sizeof(hooked) - strlen(hooked),
+				 "%s%s", ok ? " " : "", h[i].func);
 			ok++;
 		}
 	}
-	snprintf(why, whylen, "%s", missing);
+	snprintf(why, whylen, "%s%s", hooked, missing);
 	return ok > 0;
 }
 
@@ -184,7 +225,7 @@ static bool rxe_in_vmlinux(void)
 
 	if (!vmlinux)
 		return false;
-	found = btf__find_by_name_kind(vmlinux, rxe_hooks[0], BTF_KIND_FUNC) > 0;
+	found = btf__find_by_name_kind(vmlinux, "rxe_cq_post", BTF_KIND_FUNC) > 0;
 	btf__free(vmlinux);
 	return found;
 }
@@ -256,15 +297,14 @@ static bool open_rxe(struct rdt_bpf *b)
 		b->rxe = rdt_rxe__open();
 	}
 	if (b->rxe && open_rxe_family(b, true, why_fe, sizeof(why_fe))) {
-		status(b, "rxe: attached (fentry) " RXE_HOOK_LIST "%s; packets %s", why_fe,
-		       RXE_PACKETS(b));
+		status(b, "rxe: attached (fentry) %s; packets %s", why_fe, RXE_PACKETS(b));
 		return true;
 	}
 	rdt_rxe__destroy(b->rxe);
 	b->rxe = rdt_rxe__open();
 	if (b->rxe && open_rxe_family(b, false, why_kp, sizeof(why_kp))) {
-		status(b, "rxe: attached (kprobe; fentry %s) " RXE_HOOK_LIST "%s; packets %s",
-		       why_fe, why_kp, RXE_PACKETS(b));
+		status(b, "rxe: attached (kprobe; fentry %s) %s; packets %s", why_fe, why_kp,
+		       RXE_PACKETS(b));
 		return true;
 	}
 	status(b, "rxe: not attached: fentry %s; kprobe %s", why_fe, why_kp);

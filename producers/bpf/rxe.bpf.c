@@ -2,11 +2,13 @@
 /*
  * rdma_rxe internals: every completion (rxe_cq_post, user and kernel CQs
  * alike: rdma-core's rxe provider polls CQs in userspace, so the kmod's
- * poll_cq wrapper never sees them), every received packet (rxe_rcv), every
- * sent one (rxe_xmit_packet) and the requester's retries.  Each hook
- * exists twice, fentry and kprobe (RXE_HOOK), sharing one body; the loader
- * autoloads one family: fentry where the kernel can attach it to module
- * BTF, kprobe otherwise.
+ * poll_cq wrapper never sees them), every packet rxe takes for a QP
+ * (rxe_resp_queue_pkt, rxe_comp_queue_pkt) or sends (rxe_xmit_packet),
+ * the requester's retries, and QPs' ends (rxe_destroy_qp).  Each hook
+ * exists twice, fentry and kprobe (RXE_HOOK), sharing one body, the end
+ * of a QP as fexit and kprobe + kretprobe; the loader autoloads one
+ * family: fentry where the kernel can attach it to module BTF, kprobe
+ * otherwise.
  *
  * Packets are counted, not recorded, unless the loader sets rxe_packets
  * (--rxe=packets: clock alignment wants each one): a record per packet
@@ -81,7 +83,7 @@ struct {
  * it free: a QP whose slot another QP holds (a collision, or a destroyed
  * QP's) is counted in the hash as before.  A QPN used again in its slot
  * starts from the old QP's last packets, as in the hash.  A destroyed
- * QP's slot is given back (on_destroy_qp()): rxe hands out QPNs
+ * QP's slot is given back (release_slot()): rxe hands out QPNs
  * cyclically, so under QP churn slots kept for good would fill the array
  * and later QPs would be counted in the hash, at its cost.
  */
@@ -242,55 +244,78 @@ static __always_inline void emit_retry(__u64 ts, __u32 dev, __u32 qpn, __u32 psn
 	rdt_submit(r);
 }
 
+/* The BTH of the packet in @skb: rxe_pkt_info lives in skb->cb. */
+static __always_inline struct rxe_pkt_info___rdt *skb_pkt(struct sk_buff *skb)
+{
+	return (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
+}
+
 /*
- * At entry rxe_rcv has not parsed the packet yet (pkt->opcode, psn are
- * set inside it), but pkt->hdr already points at the BTH: parse that.
+ * A packet rxe has taken for one of its QPs: rxe_rcv has checked its
+ * headers, ICRC and QPN and found the QP (holding a reference), and hands
+ * requests to the QP's responder (rxe_resp_queue_pkt) and responses to
+ * its completer (rxe_comp_queue_pkt).  Counted here rather than in
+ * rxe_rcv, by the QP rxe found: a packet for a QPN that is no longer a QP
+ * (the peer's retransmission after a destroy) would otherwise claim a
+ * count slot for a QP that will never give it back; a multicast packet
+ * (BTH QPN 0xffffff) is counted for each QP that receives it; and a
+ * packet rxe drops is in no QP's count.
+ */
+static __always_inline void on_rx(struct rxe_qp___rdt *qp, struct sk_buff *skb, bool response,
+				  const bool d)
+{
+	struct rxe_pkt_info___rdt *pkt = skb_pkt(skb);
+	__u8 *hdr = RXE_RD(d, pkt->hdr, pkt, hdr);
+	__u32 dev = RXE_RD(d, qp->ibqp.device->index, qp, ibqp.device, index);
+	__u32 qpn = RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num);
+	__u8 bth[13] = {};
+	__u32 psn;
+
+	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
+		return;
+	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	count_packet(dev, qpn, false, psn, RXE_RD(d, pkt->paylen, pkt, paylen));
+	/*
+	 * A NAK for a sequence error makes this QP's requester go back to
+	 * the NAK's PSN without any timer: the only place it is visible
+	 * outside the inlined completer state machine.  psn is the first
+	 * PSN it will resend.
+	 */
+	if (response && bth[0] == IB_OPCODE_RC_ACKNOWLEDGE &&
+	    bth[12] == AETH_NAK_PSN_SEQ_ERROR)
+		emit_retry(bpf_ktime_get_ns(), dev, qpn, psn, RDT_RXE_NAK_SEQ);
+}
+
+/*
+ * --rxe=packets only (the loader hooks rxe_rcv for nothing else): a
+ * record of every packet as it arrives, before rxe checks it, so the
+ * receive time of clock alignment's pairs is not behind the ICRC
+ * computation.  At entry rxe_rcv has not parsed the packet yet
+ * (pkt->opcode, psn are set inside it), but pkt->hdr already points at
+ * the BTH: parse that.
  */
 static __always_inline void on_rcv(struct sk_buff *skb, const bool d)
 {
-	struct rxe_pkt_info___rdt *pkt = (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
-	__u8 bth[16] = {};
+	struct rxe_pkt_info___rdt *pkt = skb_pkt(skb);
+	__u64 ts = bpf_ktime_get_ns();
+	__u8 bth[12] = {};
 	__u8 *hdr = RXE_RD(d, pkt->hdr, pkt, hdr);
 	/* skb->cb is bytes to the verifier: the device pointer is a number. */
 	struct rxe_dev___rdt *rxe = RXE_RD(d, pkt->rxe, pkt, rxe);
 	__u32 dev = BPF_CORE_READ(rxe, ib_dev.index);
-	/* The clock only for a record: a helper call per packet otherwise. */
-	__u64 ts = rxe_packets ? bpf_ktime_get_ns() : 0;
 	struct rdt_ev_rxe_rcv *e;
-	__u32 qpn, psn, len;
 
-	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
+	if (!rxe_packets || bpf_probe_read_kernel(bth, sizeof(bth), hdr))
 		return;
-	qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
-	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
-	len = RXE_RD(d, pkt->paylen, pkt, paylen);
-
+	e = RDT_RESERVE(RDT_EV_RXE_RCV, struct rdt_ev_rxe_rcv, ts, dev);
+	if (!e)
+		return;
+	e->opcode = bth[0];
 	/* The destination QPN is this host's QP: the one whose CQEs carry it. */
-	count_packet(dev, qpn, false, psn, len);
-	if (rxe_packets) {
-		e = RDT_RESERVE(RDT_EV_RXE_RCV, struct rdt_ev_rxe_rcv, ts, dev);
-		if (e) {
-			e->opcode = bth[0];
-			e->qpn = qpn;
-			e->psn = psn;
-			e->length = len;
-			rdt_submit(e);
-		}
-	}
-
-	/*
-	 * A NAK for a sequence error makes this QP's requester go back to
-	 * the NAK's PSN without any timer: the only place it is visible
-	 * outside the inlined completer state machine.  qpn is the local
-	 * (requester) QP, psn the first PSN it will resend.
-	 */
-	if (bth[0] == IB_OPCODE_RC_ACKNOWLEDGE) {
-		__u8 syn = bth[12];
-
-		if (syn == AETH_NAK_PSN_SEQ_ERROR)
-			emit_retry(ts ? ts : bpf_ktime_get_ns(), dev, qpn, psn,
-				   RDT_RXE_NAK_SEQ);
-	}
+	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
+	e->psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
+	rdt_submit(e);
 }
 
 /*
@@ -365,17 +390,19 @@ static __always_inline void on_timer(struct timer_list *t, __u32 kind)
 /*
  * A QP's end: its slot free for the next QP that hashes there, its hash
  * entry gone (LRU would take it when room is needed).  Its packets since
- * its last CQE go with it.  The counts are cleared before the key: a
- * packet of this QP still on its way in between leaves a few in the slot
- * for the next owner, as a reused QPN does; the other order could clear
- * the next owner's first packets.  At entry: a destroy rxe refuses (a QP
- * still attached to a multicast group) frees the slot of a live QP, whose
- * next packet takes a slot again, its counts since its last CQE lost.
+ * its last CQE go with it.  On rxe_destroy_qp's return, not its entry:
+ * until rxe has stopped the QP's tasks and waited out the references its
+ * queued packets hold (rxe_cleanup(), 6.1 to 7.2 alike), the QP still
+ * sends (the responder's ACK goes out after the receive CQE the
+ * application destroys on) and receives, and a packet counted after an
+ * early release took the slot again for a QP that was gone.  Once rxe has
+ * returned, no packet is counted for it (on_rx() counts only packets rxe
+ * found a QP for).  A destroy rxe refuses (a QP still attached to a
+ * multicast group) keeps the slot.  The counts are cleared before the
+ * key, so a slot is never free with counts in it.
  */
-static __always_inline void on_destroy_qp(struct ib_qp___rdt *ibqp, const bool d)
+static __always_inline void release_slot(__u32 dev, __u32 qpn)
 {
-	__u32 dev = RXE_RD(d, ibqp->device->index, ibqp, device, index);
-	__u32 qpn = RXE_RD(d, ibqp->qp_num, ibqp, qp_num);
 	struct rxe_qp_key k = { .dev = dev, .qpn = qpn };
 	struct rxe_slot *s = rxe_slot_of(dev, qpn);
 	__u64 key = rxe_slot_key(dev, qpn);
@@ -385,6 +412,55 @@ static __always_inline void on_destroy_qp(struct ib_qp___rdt *ibqp, const bool d
 		__sync_val_compare_and_swap(&s->key, key, 0);
 	}
 	bpf_map_delete_elem(&rxe_counts, &k);
+}
+
+SEC("fexit/rxe_destroy_qp")
+int BPF_PROG(fexit_destroy_qp, struct ib_qp___rdt *ibqp, void *udata, int ret)
+{
+	if (!ret)
+		release_slot(ibqp->device->index, ibqp->qp_num);
+	return 0;
+}
+
+/*
+ * A kretprobe sees the return value only: the kprobe at entry keeps the
+ * QP's key by thread for it.  A return the kernel misses (more destroys
+ * asleep at once than the kretprobe's instances) leaves a slot held:
+ * later QPs that hash there are counted in the hash, as in a collision.
+ * LRU: such a thread's entry goes when room is needed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, struct rxe_qp_key);
+} rxe_destroying SEC(".maps");
+
+SEC("kprobe/rxe_destroy_qp")
+int BPF_KPROBE(kprobe_destroy_qp, struct ib_qp___rdt *ibqp)
+{
+	struct rxe_qp_key k = {
+		.dev = BPF_CORE_READ(ibqp, device, index),
+		.qpn = BPF_CORE_READ(ibqp, qp_num),
+	};
+	__u64 id = bpf_get_current_pid_tgid();
+
+	bpf_map_update_elem(&rxe_destroying, &id, &k, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe/rxe_destroy_qp")
+int BPF_KRETPROBE(kretprobe_destroy_qp, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct rxe_qp_key *k = bpf_map_lookup_elem(&rxe_destroying, &id);
+
+	if (!k)
+		return 0;
+	if (!ret)
+		release_slot(k->dev, k->qpn);
+	bpf_map_delete_elem(&rxe_destroying, &id);
+	return 0;
 }
 
 /*
@@ -416,12 +492,15 @@ int BPF_KPROBE(kprobe_##name, args)				\
 RXE_HOOK(cq_post, rxe_cq_post, on_cq_post(cq, cqe, d),
 	 struct rxe_cq___rdt *cq, struct rxe_cqe___rdt *cqe)
 RXE_HOOK(rcv, rxe_rcv, on_rcv(skb, d), struct sk_buff *skb)
+/* Called from rxe_recv.c into rxe_resp.c and rxe_comp.c: not inlined. */
+RXE_HOOK(resp_queue_pkt, rxe_resp_queue_pkt, on_rx(qp, skb, false, d),
+	 struct rxe_qp___rdt *qp, struct sk_buff *skb)
+RXE_HOOK(comp_queue_pkt, rxe_comp_queue_pkt, on_rx(qp, skb, true, d),
+	 struct rxe_qp___rdt *qp, struct sk_buff *skb)
 /* Called from rxe_req.c and rxe_resp.c: never inlined into its callers. */
 RXE_HOOK(xmit_packet, rxe_xmit_packet, on_xmit(qp, pkt, skb, d),
 	 struct rxe_qp___rdt *qp, struct rxe_pkt_info___rdt *pkt,
 	 struct sk_buff *skb)
-/* A device op, called through a pointer: never inlined. */
-RXE_HOOK(destroy_qp, rxe_destroy_qp, on_destroy_qp(ibqp, d), struct ib_qp___rdt *ibqp)
 /* Timer callbacks go through a pointer, so they are never inlined away;
  * their bodies read through BPF_CORE_READ in both families. */
 RXE_HOOK(retransmit_timer, retransmit_timer,

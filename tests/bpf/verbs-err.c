@@ -9,9 +9,13 @@
  * truth the trace is held to.  With "cqex", the CQ is an ibv_cq_ex polled
  * through ibv_start_poll() / ibv_next_poll() / ibv_end_poll(), each
  * completion's fields read with ibv_wc_read_*(): the extended completion
- * API, which never calls the ops table's poll_cq.
+ * API, which never calls the ops table's poll_cq.  With "deadpeer",
+ * B is destroyed first and A sends to it: rxe drops each of A's
+ * retransmissions for want of a QP until A's retries run out (a
+ * completion with IBV_WC_RETRY_EXC_ERR), for tests/bpf/rxe-pingpong.test:
+ * packets addressed to a QP that is gone must not be counted for it.
  *
- *   verbs-err DEV GID_INDEX [cqex]
+ *   verbs-err DEV GID_INDEX [cqex|deadpeer]
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -133,11 +137,12 @@ int main(int argc, char **argv)
 	struct ibv_cq_ex *cqx = NULL;
 	struct ibv_cq *cq;
 	int n, got;
-	bool ex;
+	bool ex, dead;
 
-	if (argc != 3 && (argc != 4 || strcmp(argv[3], "cqex")))
-		die("usage: verbs-err DEV GID_INDEX [cqex]");
-	ex = argc == 4;
+	if (argc != 3 && (argc != 4 || (strcmp(argv[3], "cqex") && strcmp(argv[3], "deadpeer"))))
+		die("usage: verbs-err DEV GID_INDEX [cqex|deadpeer]");
+	ex = argc == 4 && !strcmp(argv[3], "cqex");
+	dead = argc == 4 && !strcmp(argv[3], "deadpeer");
 	list = ibv_get_device_list(&n);
 	for (int i = 0; list && i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
@@ -178,6 +183,22 @@ int main(int argc, char **argv)
 
 	long t0 = ms();
 
+	if (dead) {
+		uint32_t qb = b->qp_num;
+
+		if (ibv_destroy_qp(b) || ibv_post_send(a, &s2, &sbad))
+			die("destroy B, post to it");
+		/* timeout 14 (67 ms) times 1 + retry_cnt 6: about half a second */
+		got = poll_until(cq, 1, 0);
+		printf("qp_a=%u qp_b=%u (destroyed) completions=%d polled_ms=%ld\n", a->qp_num,
+		       qb, got, ms() - t0);
+		fflush(stdout);
+		if (ibv_destroy_qp(a) || ibv_dereg_mr(mr) || ibv_destroy_cq(cq) ||
+		    ibv_dealloc_pd(pd) || ibv_close_device(ctx))
+			die("teardown");
+		ibv_free_device_list(list);
+		return got == 1 ? 0 : 1;
+	}
 	if (ibv_post_recv(b, &rwr, &rbad) || ibv_post_send(a, &s1, &sbad))
 		die("post");
 	/* the second after the first completed: the QP is in error by then */
