@@ -3,8 +3,9 @@
 # Guest side of figure 7 (what the BPF rxe source adds per packet), run
 # under -icount, where guest ns count guest instructions: ib_write_bw over
 # rxe0 without and with `rdmatrace-dump --rxe` attached (its programs on
-# rxe_xmit_packet, rxe_rcv, rxe_cq_post and the retry timers, and its
-# reader), interleaved REPS times.  `--rxe` as a user runs it: since ABI
+# rxe_xmit_packet, rxe_resp_queue_pkt and rxe_comp_queue_pkt (received
+# packets, once rxe found their QP), rxe_cq_post and the retry timers, and
+# its reader), interleaved REPS times.  `--rxe` as a user runs it: since ABI
 # 1.15 packets are counted in a map and carried in the next CQE, not
 # recorded (--rxe=packets records them).  Per traced run:
 #   bpf.rxe.prog_per_packet    the programs' own run time per packet
@@ -42,7 +43,8 @@ bw() {
 		END { if (mb > 0) printf "%d %.0f\n", p, n * 65536 / (mb * 1048576) * 1e9 }' "$W/cli"
 }
 
-# The rxe programs' "NAME RUN_TIME_NS RUN_CNT", from bpftool's stats.
+# The rxe programs' "NAME RUN_TIME_NS RUN_CNT", from bpftool's stats (names
+# are cut to 15 characters: fentry_resp_que, kprobe_comp_que).
 progs() {
 	bpftool prog show | awk '/ name / {
 		for (i = 1; i < NF; i++) {
@@ -50,7 +52,7 @@ progs() {
 			if ($i == "run_time_ns") t = $(i + 1)
 			if ($i == "run_cnt") c = $(i + 1)
 		}
-		if (n ~ /cq_post|_rcv|xmit_pac|retransmit|rnr_nak/) print n, t + 0, c + 0
+		if (n ~ /cq_post|_rcv|_que|xmit_pac|retransmit|rnr_nak/) print n, t + 0, c + 0
 		n = ""; t = 0; c = 0 }'
 }
 

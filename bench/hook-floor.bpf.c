@@ -14,8 +14,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-SEC("fentry/rxe_rcv")
-int BPF_PROG(floor_rcv)
+/* A received packet: rxe hands it to the responder or the completer. */
+SEC("fentry/rxe_resp_queue_pkt")
+int BPF_PROG(floor_resp_queue_pkt)
+{
+	return 0;
+}
+
+SEC("fentry/rxe_comp_queue_pkt")
+int BPF_PROG(floor_comp_queue_pkt)
 {
 	return 0;
 }
