@@ -244,10 +244,16 @@ static __always_inline void emit_retry(__u64 ts, __u32 dev, __u32 qpn, __u32 psn
 	rdt_submit(r);
 }
 
-/* The BTH of the packet in @skb: rxe_pkt_info lives in skb->cb. */
+/* rxe's parse of the packet in @skb: struct rxe_pkt_info lives in skb->cb. */
 static __always_inline struct rxe_pkt_info___rdt *skb_pkt(struct sk_buff *skb)
 {
 	return (void *)skb + bpf_core_field_offset(struct sk_buff, cb);
+}
+
+/* A BTH's 24-bit field (destination QPN at byte 5, PSN at byte 9). */
+static __always_inline __u32 bth24(const __u8 *bth, int at)
+{
+	return (bth[at] << 16) | (bth[at + 1] << 8) | bth[at + 2];
 }
 
 /*
@@ -273,7 +279,7 @@ static __always_inline void on_rx(struct rxe_qp___rdt *qp, struct sk_buff *skb, 
 
 	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
 		return;
-	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	psn = bth24(bth, 9);
 	count_packet(dev, qpn, false, psn, RXE_RD(d, pkt->paylen, pkt, paylen));
 	/*
 	 * A NAK for a sequence error makes this QP's requester go back to
@@ -312,8 +318,8 @@ static __always_inline void on_rcv(struct sk_buff *skb, const bool d)
 		return;
 	e->opcode = bth[0];
 	/* The destination QPN is this host's QP: the one whose CQEs carry it. */
-	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
-	e->psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	e->qpn = bth24(bth, 5);
+	e->psn = bth24(bth, 9);
 	e->length = RXE_RD(d, pkt->paylen, pkt, paylen);
 	rdt_submit(e);
 }
@@ -342,7 +348,7 @@ static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info
 
 	if (bpf_probe_read_kernel(bth, sizeof(bth), RXE_RD(d, pkt->hdr, pkt, hdr)))
 		return;
-	psn = (bth[9] << 16) | (bth[10] << 8) | bth[11];
+	psn = bth24(bth, 9);
 	count_packet(dev, RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num), true, psn, len);
 	if (!rxe_packets)
 		return;
@@ -366,7 +372,7 @@ static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info
 		__builtin_memcpy(e->daddr, ip + 16, 4);
 	}
 	e->opcode = bth[0];
-	e->qpn = (bth[5] << 16) | (bth[6] << 8) | bth[7];
+	e->qpn = bth24(bth, 5);
 	e->psn = psn;
 	e->length = len;
 	e->src_qpn = RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num);
