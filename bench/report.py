@@ -211,6 +211,16 @@ tgt("issue 21: added guest instructions per wrapped verb, tracing off (icount)",
     "verbs.icount.disabled.added_verb_ns", "<=", 10, "ns")
 tgt("issue 21: added guest instructions per wrapped verb, tracing on (icount)",
     "verbs.icount.enabled.added_verb_ns", "<=", 150, "ns")
+# Issue 36: figure 1 for variants of the module (bench/kmod-variants.sh),
+# each leaving out one part of the fast path; base is the tree's module in
+# the same run.  Measurements of what ABI 2 would buy, not targets.
+for v, what in (("base", "the tree's module"),
+                ("raw-clock", "stamps the raw TSC (no conversion on the data path)"),
+                ("abi2-record", "raw TSC and no pid/tid/cpu in the header (ABI 2's record)"),
+                ("abi2-no-task", "ABI 2's record without the task (no COMM test)"),
+                ("wrapper-only", "the wrappers writing no record: the wrapper's own cost")):
+    tgt(f"issue 36: added guest instructions per traced verb, variant {v}: {what} (icount)",
+        f"variants.{v}.added_verb_ns", None, None, "ns")
 tgt("issue 21: ring allreduce traced/untraced", "workload.ratio_ring_time_us", "<=", 1.15, "x")
 tgt("issue 21: ib_send_lat traced/untraced", "workload.ratio_send_lat_us", "<=", 1.15, "x")
 tgt("issue 21: live rdmatrace-dump -f against rdmatrace-record (zero-loss rate)",

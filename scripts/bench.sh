@@ -87,6 +87,13 @@ if [ "$VM" = 1 ]; then
 		bench/verb-profile.sh --kernel "$K" || echo "verb-profile failed"
 		echo '```'
 	} >"$OUT/PROFILE.md" 2>&1
+	# The same figure for the tree's module and for each variant of it
+	# that leaves out one part of the fast path (bench/kmod-variants/):
+	# what ABI 2's record and the task would save, and the wrapper's own
+	# share.  The tree's module is built again after.
+	log "figure 1: what each part of a traced verb costs (bench/kmod-variants.sh)"
+	bench/kmod-variants.sh --kernel "$K" 2000 >>"$RAW" 2>>"$RAW.log" ||
+		log "kmod variants failed: $(tail -3 "$RAW.log" | tr '\n' ' ')"
 	log "figure 1: kernel verb cost, plain TCG, $REPS reps"
 	vm --smp 2 --timeout 600 -- bench/guest-verbs.sh tcg "$REPS" 5000
 	# Each reader's figure is one bisection, moved by the host's stalls
