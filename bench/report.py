@@ -217,6 +217,7 @@ tgt("issue 21: added guest instructions per wrapped verb, tracing on (icount)",
 for v, what in (("base", "the tree's module"),
                 ("raw-clock", "stamps the raw TSC (no conversion on the data path)"),
                 ("abi2-record", "raw TSC and no pid/tid/cpu in the header (ABI 2's record)"),
+                ("abi2-min-body", "ABI 2's record with only wr_id, QPN (and status) in its body"),
                 ("abi2-no-task", "ABI 2's record without the task (no COMM test)"),
                 ("wrapper-only", "the wrappers writing no record: the wrapper's own cost")):
     tgt(f"issue 36: added guest instructions per traced verb, variant {v}: {what} (icount)",
