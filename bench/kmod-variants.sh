@@ -13,9 +13,10 @@
 # kmod/ is said, not measured wrong); the guests' rdmatrace.ko is not
 # touched, so guest tests may run meanwhile.
 # RDT_KMOD_VARIANTS=DIR: the patches of DIR instead.
-# Prints "R variants.NAME.added_verb_ns V" (and post_send, post_recv,
-# poll_cq_hit) for base and each variant; the module of the tree is built
-# again at the end, whatever happened.
+# Prints figure 1's untraced and traced lines for base and each variant
+# as "R variants.NAME.{none,enabled}.METRIC V" (python3 bench/report.py
+# RAW DIR derives variants.NAME.enabled.added_verb_ns and the rest); the
+# module of the tree is built again at the end, whatever happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 K=debian-6.1
@@ -38,20 +39,21 @@ else
 fi
 [ $CHECK = 1 ] || make -s -C bench kmod KDIR="$KDIR" >/dev/null
 
-# One figure 1 of the module now in $OUT, as NAME: the added guest
-# instructions a verb over the untraced run of the same boot.
+# One figure 1 of the module now in $OUT, as NAME: its untraced and
+# traced lines, renamed variants.NAME.{none,enabled}.*, from which
+# bench/report.py derives the added figures as it does figure 1's.
 fig1() {	# NAME
 	tests/vm/run --kernel "$K" --icount --smp 1 --timeout 900 -- \
 		bench/guest-verbs.sh icount 1 "$ITERS" >"$W/$1.log" 2>&1 ||
 		{ cat "$W/$1.log" >&2; echo "kmod-variants: $1: the guest run failed" >&2; exit 1; }
-	awk -v n="$1" '$1 == "R" { split($2, k, "."); v[k[3] "." k[4]] = $3 }
+	awk -v n="$1" '$1 == "R" && $2 ~ /^verbs\.icount\.(none|enabled)\./ {
+			k = $2; sub(/^verbs\.icount\./, "", k); v[k] = $3
+		}
 		END {
 			if (!("none.verb_ns" in v) || !("enabled.verb_ns" in v)) exit 1
 			if (v["enabled.dropped"] != 0) { print "kmod-variants: " n ": records dropped" > "/dev/stderr"; exit 1 }
-			split("verb_ns post_send_ns post_recv_ns poll_cq_hit_ns", m, " ")
-			for (i = 1; i <= 4; i++)
-				printf "R variants.%s.added_%s %.2f\n", n, m[i],
-					v["enabled." m[i]] - v["none." m[i]]
+			for (k in v)
+				printf "R variants.%s.%s %s\n", n, k, v[k]
 		}' "$W/$1.log" || { cat "$W/$1.log" >&2; exit 1; }
 }
 
