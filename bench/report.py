@@ -216,12 +216,12 @@ tgt("issue 21: added guest instructions per wrapped verb, tracing on (icount)",
     "verbs.icount.enabled.added_verb_ns", "<=", 150, "ns")
 # Issue 36: figure 1 for variants of the module (bench/kmod-variants.sh),
 # each leaving out one part of the fast path; base is the tree's module in
-# the same run.  Measurements of what ABI 2 would buy, not targets.
+# the same run (the relay form since relay ABI 2: raw TSC, no pid, tid or
+# cpu in the header).  Measurements of what each part costs, not targets.
 for v, what in (("base", "the tree's module"),
-                ("raw-clock", "stamps the raw TSC (no conversion on the data path)"),
-                ("abi2-record", "raw TSC and no pid/tid/cpu in the header (ABI 2's record)"),
-                ("abi2-min-body", "ABI 2's record with only wr_id, QPN (and status) in its body"),
-                ("abi2-no-task", "ABI 2's record without the task (no COMM test)"),
+                ("min-body", "the record with only wr_id, QPN (and status) in its body"),
+                ("no-clock-pair", "no test of whether the CPU owes its clock pair"),
+                ("no-task", "no clock pair test and no task (no COMM test)"),
                 ("wrapper-only", "the wrappers writing no record: the wrapper's own cost")):
     tgt(f"issue 36: added guest instructions per traced verb, variant {v}: {what} (icount)",
         f"variants.{v}.enabled.added_verb_ns", None, None, "ns")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rdmatrace: the data path clock's anchors and its choice of TSC or
- * ktime_get_ns() (clock.h says why and how a stamp is made).
+ * rdmatrace: the data path clock's choice of TSC or ktime_get_ns()
+ * (clock.h says why and how a stamp is made).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,12 +15,8 @@
 #include "clock.h"
 #include "rdt.h"
 
-DEFINE_PER_CPU(struct rdt_clk, rdt_clk);
-EXPORT_PER_CPU_IF_RDT_KUNIT(rdt_clk);
-u64 rdt_clk_span;
-EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_span);
-u64 rdt_clk_mult;
-EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_mult);
+bool rdt_clk_tsc;
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_tsc);
 static enum rdt_clk_mode rdt_clk_mode;
 static const char *rdt_clk_reason = "not set up";
 
@@ -68,29 +64,28 @@ static bool rdt_tsc_unstable(void)
 }
 
 /*
- * This CPU's next anchor, interrupts off, once a span per CPU.  Never
- * earlier than the CPU's last stamp; the time a later anchor reads ahead
- * is at most the span's error.
+ * The clocksource watchdog may distrust the TSC at any time: stamp
+ * ktime_get_ns() from then on.  At each sub-buffer switch (emit.c), out of
+ * the data path.
  */
-u64 rdt_clk_anchor(u64 tsc)
+void rdt_clk_check(void)
 {
-	struct rdt_clk *c = this_cpu_ptr(&rdt_clk);
-	u64 ns = ktime_get_ns();
-
-	if (ns < c->last)
-		ns = c->last;
-	c->tsc = tsc;
-	c->mono = ns;
-	c->last = ns;
-	/* The clocksource watchdog may distrust the TSC at any time. */
 	if (READ_ONCE(rdt_clk_mode) == RDT_CLK_AUTO &&
-	    READ_ONCE(rdt_clk_span) && unlikely(rdt_tsc_unstable())) {
-		WRITE_ONCE(rdt_clk_span, 0);
+	    READ_ONCE(rdt_clk_tsc) && unlikely(rdt_tsc_unstable())) {
+		WRITE_ONCE(rdt_clk_tsc, false);
 		WRITE_ONCE(rdt_clk_reason, "the kernel marked the TSC unstable");
 	}
-	return ns;
 }
-EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_anchor);
+
+u64 rdt_clk_khz(void)
+{
+#ifdef CONFIG_X86_TSC
+	return tsc_khz;
+#else
+	return 0;
+#endif
+}
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_khz);
 
 /*
  * Choose the clock.  Only while nothing stamps: at load, or from debugfs
@@ -112,13 +107,7 @@ int rdt_clk_set(enum rdt_clk_mode mode)
 		if (khz)
 			why = "constant_tsc, nonstop_tsc, stable";
 	}
-	if (khz) {
-		WRITE_ONCE(rdt_clk_mult,
-			   div64_u64((u64)NSEC_PER_MSEC << RDT_CLK_SHIFT, khz));
-		WRITE_ONCE(rdt_clk_span, khz * RDT_CLK_ANCHOR_US / USEC_PER_MSEC);
-	} else {
-		WRITE_ONCE(rdt_clk_span, 0);
-	}
+	WRITE_ONCE(rdt_clk_tsc, khz != 0);
 	WRITE_ONCE(rdt_clk_mode, mode);
 	WRITE_ONCE(rdt_clk_reason, why);
 	return 0;
@@ -133,7 +122,7 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_get);
 
 const char *rdt_clk_name(void)
 {
-	return READ_ONCE(rdt_clk_span) ? "tsc" : "ktime";
+	return READ_ONCE(rdt_clk_tsc) ? "tsc" : "ktime";
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_clk_name);
 

@@ -1,66 +1,42 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rdmatrace: the data path's clock.  Every record carries CLOCK_MONOTONIC
- * nanoseconds (ABI 1, unchanged); this is how a record gets them cheaply.
+ * rdmatrace: the data path's clock.  A record's stamp is the raw TSC,
+ * RDT_TS_RAW set (<rdmatrace/wire.h>): the reader converts it to
+ * CLOCK_MONOTONIC from (TSC, CLOCK_MONOTONIC) pairs it samples around its
+ * own reads, so the writer pays a TSC read and an or, not a conversion.
  *
  * ktime_get_ns() was about 42 of a traced post_send's ~277 added guest
- * instructions (bench/PROFILE.md): the timekeeper's seqcount, an indirect
- * call to the clocksource's read and its scaling.  Here each CPU keeps an
- * anchor, a (TSC, ktime_get_ns()) pair taken on that CPU, and a stamp is
- * the anchor's time plus the TSC cycles since it, scaled by tsc_khz: a
- * TSC read, a subtraction, a compare and a multiply.  An anchor serves
- * for RDT_CLK_ANCHOR_US; the next stamp after that takes a fresh one (out
- * of line, clock.c).  So a stamp is off CLOCK_MONOTONIC by at most that
- * span times the rate error of tsc_khz against the timekeeper (NTP slews
- * CLOCK_MONOTONIC by at most 500 ppm: 0.5 us; tens of ns in practice).
- * Anchors are per CPU, so TSCs that are not synchronized across CPUs
- * still give each CPU its right time.
+ * instructions (bench/PROFILE.md); a per-CPU anchor (TSC, ktime) scaled by
+ * tsc_khz, which ABI 1's relay form needed, still cost ~18 of ~200: a
+ * load of the anchor, a span test, a multiply, a store of the CPU's last
+ * stamp (bench/NOTES.md, "What a traced verb's instructions buy").
  *
- * Stamps never go back on a CPU (each CPU's relay stream must be in time
- * order: the reader merges the CPUs on it): within an anchor's span they
- * grow with the TSC, and a fresh anchor that reads earlier than the last
- * stamp is moved up to it.
+ * Each CPU's stream stays in stamp order: the TSC read is ordered, and
+ * a CPU's TSC does not go back.  Across CPUs the stamps are one clock only
+ * where the kernel trusts the TSC (constant_tsc, nonstop_tsc, not marked
+ * unstable: its clocksource then keeps the CPUs' TSCs in step), or where
+ * the user forced it (clock=tsc, as the tests and bench/ do in QEMU's TCG
+ * guests, which lack both flags).  Otherwise every stamp is
+ * ktime_get_ns(), CLOCK_MONOTONIC itself.  The clocksource watchdog may
+ * distrust the TSC later: the module then stamps ktime_get_ns() from its
+ * next sub-buffer switch on (rdt_clk_check()), and the reader keeps each
+ * CPU's converted stamps in order across the change.
  *
- * The TSC is used only where it ticks at one rate through idle and
- * frequency changes and the kernel trusts it (constant_tsc, nonstop_tsc,
- * not marked unstable), or where the user forced it (clock=tsc, as the
- * tests and bench/ do in QEMU's TCG guests, which lack both flags).
- * Otherwise rdt_clk_span is 0 and every stamp is ktime_get_ns(), inline:
- * the clock as it was, plus a test of the span and the order check.
- *
- * Interrupts must be off: the anchor is this CPU's, and the stamp must be
- * taken on the CPU whose buffer takes the record (slot.h).
+ * Interrupts must be off: the stamp must be taken on the CPU whose buffer
+ * takes the record (slot.h).
  */
 #ifndef _RDT_CLOCK_H
 #define _RDT_CLOCK_H
 
 #include <linux/ktime.h>
-#include <linux/percpu.h>
 #include <linux/timekeeping.h>
+#include <rdmatrace/wire.h>
 #ifdef CONFIG_X86_TSC
 #include <asm/msr.h>
 #endif
 
-/* How long one anchor serves (its error grows with it). */
-#define RDT_CLK_ANCHOR_US	1000
-
-struct rdt_clk {
-	u64	tsc;		/* the anchor: the TSC at mono */
-	u64	mono;		/* the anchor: CLOCK_MONOTONIC ns */
-	u64	last;		/* the last stamp of this CPU */
-};
-
-DECLARE_PER_CPU(struct rdt_clk, rdt_clk);
-
-/*
- * TSC cycles one anchor serves; 0: no TSC, every stamp is ktime_get_ns().
- * ns = cycles * rdt_clk_mult >> RDT_CLK_SHIFT.  Cycles are fewer than the
- * span, 1 ms, so the product is below 1e6 << 32 and fits a u64: a plain
- * multiply, no 128-bit one.
- */
-#define RDT_CLK_SHIFT		32
-extern u64 rdt_clk_span;
-extern u64 rdt_clk_mult;
+/* Stamps are the raw TSC (RDT_TS_RAW); false: ktime_get_ns(). */
+extern bool rdt_clk_tsc;
 
 enum rdt_clk_mode {
 	RDT_CLK_AUTO,		/* the TSC where the kernel trusts it */
@@ -68,12 +44,20 @@ enum rdt_clk_mode {
 	RDT_CLK_KTIME,		/* ktime_get_ns() for every stamp */
 };
 
-u64 rdt_clk_anchor(u64 tsc);
 int rdt_clk_set(enum rdt_clk_mode mode);
 enum rdt_clk_mode rdt_clk_get(void);
+void rdt_clk_check(void);
 /* "tsc" or "ktime", and why: for debugfs and the load message. */
 const char *rdt_clk_name(void);
 const char *rdt_clk_why(void);
+/* The TSC's frequency the kernel calibrated, 0 if none: for the reader. */
+u64 rdt_clk_khz(void);
+/* TSC cycles between a CPU's clock pairs (emit.c's RDT_EV_CLOCK): 1 s. */
+static inline u64 rdt_clk_pair_every(void)
+{
+	return rdt_clk_khz() * MSEC_PER_SEC;
+}
+
 int rdt_clk_parse(const char *s, enum rdt_clk_mode *mode);
 extern const char *const rdt_clk_modes[];
 
@@ -90,35 +74,21 @@ static __always_inline u64 rdt_clk_read_tsc(void)
 #endif
 }
 
-/* Without the TSC: ktime_get_ns(), never earlier than the CPU's last stamp. */
-static __always_inline u64 rdt_clock_ktime(void)
+/* A record's stamp: the raw TSC with RDT_TS_RAW, or CLOCK_MONOTONIC ns. */
+static __always_inline u64 rdt_stamp(void)
 {
-	u64 ns = ktime_get_ns();
-	u64 last = __this_cpu_read(rdt_clk.last);
-
-	/* Only after the TSC was given up for ktime can last be ahead. */
-	if (unlikely(ns < last))
-		ns = last;
-	__this_cpu_write(rdt_clk.last, ns);
-	return ns;
+	if (likely(READ_ONCE(rdt_clk_tsc)))
+		return rdt_clk_read_tsc() | RDT_TS_RAW;
+	return ktime_get_ns();
 }
 
-/* This CPU's CLOCK_MONOTONIC ns, never earlier than its last; irqs off. */
-static __always_inline u64 rdt_clock_ns(void)
+/*
+ * CLOCK_MONOTONIC ns at a stamp taken just now: a control-path verb's
+ * duration (its entry is ktime_get_ns()).
+ */
+static inline u64 rdt_stamp_now_ns(u64 stamp)
 {
-	u64 span = READ_ONCE(rdt_clk_span);
-	u64 tsc, d, ns;
-
-	if (unlikely(!span))
-		return rdt_clock_ktime();
-	tsc = rdt_clk_read_tsc();
-	d = tsc - __this_cpu_read(rdt_clk.tsc);
-	if (unlikely(d >= span))
-		return rdt_clk_anchor(tsc);
-	ns = __this_cpu_read(rdt_clk.mono) +
-	     ((d * READ_ONCE(rdt_clk_mult)) >> RDT_CLK_SHIFT);
-	__this_cpu_write(rdt_clk.last, ns);
-	return ns;
+	return stamp & RDT_TS_RAW ? ktime_get_ns() : stamp;
 }
 
 #endif /* _RDT_CLOCK_H */

@@ -279,18 +279,21 @@ static void rdt_dropped_show(struct seq_file *m)
 
 static void rdt_version_show(struct seq_file *m)
 {
-	seq_printf(m, "abi %d.%d\nmodule %s\n", RDT_ABI_MAJOR, RDT_ABI_MINOR,
-		   RDT_VERSION);
+	seq_printf(m, "abi %d.%d\nmodule %s\n", RDT_RELAY_ABI_MAJOR,
+		   RDT_ABI_MINOR, RDT_VERSION);
 }
 
 /*
  * The clock records are stamped with and why: "clock tsc|ktime", "mode
- * auto|tsc|ktime", "reason ...".  A mode is written while tracing is off.
+ * auto|tsc|ktime", "reason ...", "tsc_khz N" (the kernel's calibration,
+ * 0 if none: what a reader scales raw stamps by when it has no pairs
+ * around them).  A mode is written while tracing is off.
  */
 static void rdt_clock_show(struct seq_file *m)
 {
-	seq_printf(m, "clock %s\nmode %s\nreason %s\n", rdt_clk_name(),
-		   rdt_clk_modes[rdt_clk_get()], rdt_clk_why());
+	seq_printf(m, "clock %s\nmode %s\nreason %s\ntsc_khz %llu\n",
+		   rdt_clk_name(), rdt_clk_modes[rdt_clk_get()],
+		   rdt_clk_why(), rdt_clk_khz());
 }
 
 static int rdt_clock_store(const char *buf)

@@ -152,6 +152,56 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
  * The reader drops headers it has seen or whose seq is lower, and the
  * records relay gives it twice (see <rdmatrace/wire.h>).
  */
+/*
+ * An RDT_EV_CLOCK record at @ev: a pair read now, stamped @ts (the record
+ * it comes before: the stream stays in stamp order), and the raw stamp
+ * from which this CPU owes the next.
+ */
+static void rdt_clock_fill(struct rdt_cpu *c, struct rdt_ev_clock *ev,
+			   u64 ts, u32 cpu)
+{
+	__rdt_fill_hdr(&ev->hdr, RDT_EV_CLOCK, sizeof(*ev), RDT_NO_DEV, ts,
+		       cpu, 0, 0);
+	ev->tsc = rdt_clk_read_tsc();
+	ev->mono_ns = ktime_get_ns();
+	ev->tsc_khz = rdt_clk_khz();
+	ev->pad = 0;
+	c->clock_due = (ev->tsc | RDT_TS_RAW) + rdt_clk_pair_every();
+}
+
+/*
+ * A sub-buffer's first records after its header, so that it reads on its
+ * own (<rdmatrace/wire.h>, the relay form): a clock pair (raw stamps
+ * only), and the COMM record of the task whose reservation switched to it
+ * (c->who, set by rdt_slot_open() before every reservation that can
+ * switch; NULL at relay_open()).  Returns their size.
+ */
+static size_t rdt_subbuf_intro(struct rdt_cpu *c, void *at, u64 ts, u32 cpu)
+{
+	const struct rdt_slot *who = c->who;
+	struct rdt_ev_comm *comm;
+	size_t len = 0;
+
+	if (ts & RDT_TS_RAW) {
+		rdt_clock_fill(c, at, ts, cpu);
+		len += sizeof(struct rdt_ev_clock);
+	}
+	/*
+	 * No task is what a sub-buffer starts with: interrupt context
+	 * needs no COMM; at relay_open() the first record writes its own.
+	 */
+	c->last_tid = who ? 0 : U32_MAX;
+	if (who && who->tid) {
+		comm = at + len;
+		__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm),
+			       RDT_NO_DEV, ts, cpu, who->pid, who->tid);
+		strscpy_pad(comm->comm, who->comm, sizeof(comm->comm));
+		c->last_tid = who->tid;
+		len += sizeof(*comm);
+	}
+	return len;
+}
+
 static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 			    RDT_SUBBUF_START_PREV)
 {
@@ -159,6 +209,7 @@ static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	struct rdt_cpu *c = per_cpu_ptr(t->cpu, buf->cpu);
 	size_t n = buf->chan->n_subbufs, next;
 	struct rdt_ev_subbuf *ev = subbuf;
+	u64 ts;
 
 	if (buf->subbufs_produced - buf->subbufs_consumed >= n - 1) {
 		c->dropped++;
@@ -170,13 +221,14 @@ static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	 * stays in order: the header comes before that record); the first
 	 * sub-buffer of a channel, at relay_open(), has none.
 	 */
+	rdt_clk_check();
+	ts = c->ts ?: rdt_stamp();
 	rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
-		     c->ts ?: ktime_get_ns(), buf->cpu, 0, 0);
+		     ts, buf->cpu, 0, 0);
 	ev->lost_total = c->dropped;
 	ev->seq = buf->subbufs_produced;
-	/* A reader that lost the previous sub-buffer still learns comm. */
-	c->last_tid = U32_MAX;
-	subbuf_start_reserve(buf, sizeof(*ev));
+	subbuf_start_reserve(buf, sizeof(*ev) +
+			     rdt_subbuf_intro(c, ev + 1, ts, buf->cpu));
 
 	next = (buf->subbufs_produced + 1) % n;
 	buf->padding[next] = buf->chan->subbuf_size - sizeof(*ev);
@@ -289,9 +341,33 @@ bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu)
 		return false;
 	__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm), RDT_NO_DEV, ts,
 		       cpu, s->pid, s->tid);
-	strscpy_pad(comm->comm, s->comm, sizeof(comm->comm));
+	/* tid 0: interrupt context, whose current task is not the verb's. */
+	strscpy_pad(comm->comm, s->tid ? s->comm : "", sizeof(comm->comm));
 	rdt_slot_publish(s);
 	this_cpu_ptr(t->cpu)->last_tid = s->tid;
+	return true;
+}
+
+/*
+ * This CPU's clock pair, when it is due (slot.h's rdt_slot_open()): the
+ * reader interpolates raw stamps between pairs, and one a second keeps
+ * what it must take on trust (the TSC's rate against CLOCK_MONOTONIC
+ * holding steady) to a second.  Stamps of ktime_get_ns() need none.
+ */
+bool rdt_slot_clock(struct rdt_trace *t, struct rdt_slot *s, u64 ts)
+{
+	struct rdt_cpu *c = this_cpu_ptr(t->cpu);
+	struct rdt_ev_clock *ev;
+
+	if (!(ts & RDT_TS_RAW)) {
+		c->clock_due = U64_MAX;
+		return true;
+	}
+	ev = rdt_slot_get(t, s, sizeof(*ev));
+	if (!ev)
+		return false;
+	rdt_clock_fill(c, ev, ts, smp_processor_id());
+	rdt_slot_publish(s);
 	return true;
 }
 

@@ -153,7 +153,7 @@ static int __init rdt_init(void)
 	}
 	rdt_stack_watch_start();
 	pr_info("version %s (ABI %d.%d) loaded, tracing %s, clock %s (%s)\n",
-		RDT_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
+		RDT_VERSION, RDT_RELAY_ABI_MAJOR, RDT_ABI_MINOR,
 		rdt_param_enable ? "on" : "off", rdt_clk_name(), rdt_clk_why());
 	return 0;
 

@@ -4,7 +4,7 @@
  * KUnit suites in tests/kunit/.
  *
  *   main.c     module parameters, init/exit, the ib_client
- *   clock.c    the data path clock: TSC anchored to CLOCK_MONOTONIC (clock.h)
+ *   clock.c    the data path clock: the raw TSC or ktime_get_ns() (clock.h)
  *   wrap.c     the ops table, wrap/unwrap, per-device contexts, the wrappers
  *   emit.c     the one emit path: filter, header, relay, drop accounting
  *   encode.c   verb arguments -> record bodies (pure functions; the data
@@ -26,6 +26,7 @@
 #include <linux/timekeeping.h>
 #include <rdma/ib_verbs.h>
 
+#include "clock.h"
 #include "compat.h"
 #include <rdmatrace/wire.h>
 
@@ -66,9 +67,21 @@ bool rdt_filter_pass(const struct rdt_filter *f, u16 type, u32 dev, u32 pid,
 
 /* ---- relay channel (emit.c) ------------------------------------------- */
 
+struct rdt_slot;
+
 struct rdt_cpu {
 	u64	dropped;	/* events refused because the buffer was full */
 	u64	ts;		/* stamp of the record being reserved */
+	/*
+	 * A raw stamp from which this CPU writes its next RDT_EV_CLOCK
+	 * (U64_MAX: stamps are not raw); 0: before its first record.
+	 */
+	u64	clock_due;
+	/*
+	 * The record being reserved: its task, for the COMM record of a
+	 * sub-buffer its reservation starts (NULL: none, at relay_open()).
+	 */
+	const struct rdt_slot *who;
 	u32	last_tid;	/* task whose COMM this sub-buffer carries */
 	u32	pad;
 };
@@ -223,13 +236,16 @@ static inline void rdt_slot_publish(struct rdt_slot *s)
 }
 
 /*
- * A verb's time in its driver: from start (its entry) to this record's
- * stamp.  The entry may have been read on another CPU, whose clock can
- * read a little ahead of this one's: 0 then, never a wrapped value.
+ * A verb's time in its driver: from start (its entry, ktime_get_ns()) to
+ * this record's stamp.  The entry may have been read on another CPU,
+ * whose clock can read a little ahead of this one's: 0 then, never a
+ * wrapped value.
  */
 static inline u64 rdt_slot_dur(const struct rdt_slot *s, u64 start)
 {
-	return s->ts > start ? s->ts - start : 0;
+	u64 now = rdt_stamp_now_ns(s->ts);
+
+	return now > start ? now - start : 0;
 }
 
 /* Publish a reserved record; interrupts come back on. */

@@ -32,13 +32,15 @@
 
 /* emit.c: a COMM record for s's task, false when the buffer was full. */
 bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu);
+/* emit.c: this CPU's RDT_EV_CLOCK record, false when the buffer was full. */
+bool rdt_slot_clock(struct rdt_trace *t, struct rdt_slot *s, u64 ts);
 
 static __always_inline void __rdt_fill_hdr(struct rdt_hdr *h, u16 type,
 					   u16 size, u32 dev, u64 ts, u32 cpu,
 					   u32 pid, u32 tid)
 {
 	h->magic = RDT_REC_MAGIC;
-	h->version = RDT_ABI_MAJOR;
+	h->version = RDT_RELAY_FORM;
 	h->source = RDT_SRC_KMOD;
 	h->type = type;
 	h->size = size;
@@ -72,8 +74,11 @@ static __always_inline void *rdt_slot_get(struct rdt_trace *t,
 
 /*
  * Interrupts off: an RDT_EV_COMM record first when this CPU's task
- * changed, then a slot for the record, its header stamped with s's task.  NULL when the
- * buffer is full (the drop is counted by emit.c's rdt_subbuf_start()).
+ * changed (tid 0: interrupt context, whose records name no task), then a
+ * slot for the record.  Its header names s's task and this CPU too, which
+ * the relay form does not need (<rdmatrace/wire.h>) but costs nothing
+ * here, off the common case.  NULL when the buffer is full (the drop is
+ * counted by emit.c's rdt_subbuf_start()).
  */
 static __always_inline struct rdt_hdr *
 rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
@@ -83,10 +88,13 @@ rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
 	u32 cpu = smp_processor_id();
 	struct rdt_hdr *h;
 
-	/* For the RDT_EV_SUBBUF header, if this reservation switches. */
+	/* For the sub-buffer's first records, if this reservation switches. */
 	c->ts = ts;
-	if (s->task && unlikely(c->last_tid != s->tid) &&
+	c->who = s;
+	if (unlikely(c->last_tid != s->tid) &&
 	    !rdt_slot_comm(t, s, ts, cpu))
+		return NULL;
+	if (unlikely(ts >= c->clock_due) && !rdt_slot_clock(t, s, ts))
 		return NULL;
 	h = rdt_slot_get(t, s, size);
 	if (h)
@@ -124,7 +132,7 @@ rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 	 * CPU's stream can come between the stamp and the slot, so the
 	 * stream is in time order (the reader merges the CPUs on it).
 	 */
-	s->ts = rdt_clock_ns();
+	s->ts = rdt_stamp();
 	h = rdt_slot_open(s->t, s, type, size, dev, s->ts);
 	if (h)
 		return h;
@@ -147,10 +155,12 @@ static __always_inline void *rdt_reserve(struct rdt_slot *s, u16 type,
 /*
  * The common case, written without the general path's cases: records of
  * one call that fit in this CPU's current sub-buffer, and a sub-buffer
- * that already names the task (its COMM record written).  The caller has
- * found no pid or device filter set (rdt_filtered(), or rdt_lean).
- * Nothing here calls out of line (but the clock's anchor, once a
- * millisecond), so the wrapper keeps its few values in registers: the
+ * that already names the task (its COMM record written; tid 0 for
+ * interrupt context).  The header in the relay form: no task, no CPU, a
+ * raw stamp (<rdmatrace/wire.h>).  The caller has
+ * found no pid or device filter set (rdt_filtered(), or rdt_lean), and
+ * this CPU owes no clock pair.  Nothing here calls out of line, so the
+ * wrapper keeps its few values in registers: the
  * general path's out-of-line calls take the struct rdt_slot's address,
  * which kept every field of it in memory (bench/NOTES.md).  NULL: nothing
  * was written and interrupts are as they were; the caller then takes the
@@ -162,42 +172,52 @@ struct rdt_fast {
 	struct rchan_buf	*buf;
 	unsigned long		flags;
 	u64			ts;
-	u32			cpu;
-	u32			pid;
-	u32			tid;
 };
 
 static __always_inline void *rdt_fast_open(struct rdt_fast *f, size_t total)
 {
+	u32 tid = in_task() ? task_pid_nr(current) : 0;
 	struct rdt_trace *t;
 	struct rchan_buf *buf;
-	bool task = in_task();
+	struct rdt_cpu *c;
 
-	f->pid = task ? task_tgid_nr(current) : 0;
-	f->tid = task ? task_pid_nr(current) : 0;
 	local_irq_save(f->flags);
 	t = rcu_dereference_sched(rdt_cur_trace);
 	if (unlikely(!t))
 		goto none;
-	if (task && unlikely(this_cpu_ptr(t->cpu)->last_tid != f->tid))
+	c = this_cpu_ptr(t->cpu);
+	if (unlikely(c->last_tid != tid))
 		goto none;
 	buf = *this_cpu_ptr(t->chan->buf);
 	if (unlikely(buf->offset + total > t->chan->subbuf_size))
 		goto none;
 	f->buf = buf;
-	f->cpu = smp_processor_id();
-	f->ts = rdt_clock_ns();
+	f->ts = rdt_stamp();
+	/* This CPU's clock pair is due: the general path writes it. */
+	if (unlikely(f->ts >= c->clock_due))
+		goto none;
 	return buf->data + buf->offset;
 none:
 	local_irq_restore(f->flags);
 	return NULL;
 }
 
-/* The header of a record in the area rdt_fast_open() returned. */
+/*
+ * The header of a record in the area rdt_fast_open() returned, in the
+ * relay form: pid, tid and cpu are left as the slot held them.
+ */
 static __always_inline void rdt_fast_hdr(const struct rdt_fast *f, void *h,
 					 u16 type, u16 size, u32 dev)
 {
-	__rdt_fill_hdr(h, type, size, dev, f->ts, f->cpu, f->pid, f->tid);
+	struct rdt_hdr *x = h;
+
+	x->magic = RDT_REC_MAGIC;
+	x->version = RDT_RELAY_FORM;
+	x->source = RDT_SRC_KMOD;
+	x->type = type;
+	x->size = size;
+	x->ts_ns = f->ts;
+	x->dev = dev;
 }
 
 /* One record of @size: rdt_fast_open() and its header; NULL as there. */

@@ -23,8 +23,11 @@
 /* What rdt_capture_begin() makes, in order (undone in any order). */
 static const char *const begin_files[] = {
 	RDT_SAVED_HEADER, "version", "n_subbufs", RDT_SAVED_DROPPED_START,
-	NULL,
+	RDT_SAVED_CLOCK, NULL,
 };
+
+/* A pair at most this often: between two, a stamp is interpolated. */
+#define CLOCK_EVERY_NS	100000000ull
 
 static int path_of(char *buf, size_t len, const char *dir, const char *name)
 {
@@ -103,6 +106,55 @@ RDT_EXPORT int rdt_capture_find(const char *dir, char *name, size_t len)
 	return found;
 }
 
+/*
+ * The clock pairs file (relay_clock.c reads it): its first line names the
+ * module's tsc_khz, the first pair follows.  Where the TSC cannot be read
+ * (not x86) the module never stamps raw: the file has no pairs.
+ */
+static int clock_begin(const char *dir, const char *relay_dir)
+{
+	char path[600];
+	uint64_t last = 0;
+	FILE *f;
+	int ret;
+
+	if ((ret = path_of(path, sizeof(path), dir, RDT_SAVED_CLOCK)))
+		return ret;
+	f = fopen(path, "wx");
+	if (!f)
+		return -errno;
+	fprintf(f, "rdmatrace clock pairs 1 tsc_khz %llu\n",
+		(unsigned long long)rdt_relay_clock_khz(relay_dir));
+	if (fclose(f))
+		return -errno;
+	return rdt_capture_clock(dir, &last, true);
+}
+
+RDT_EXPORT int rdt_capture_clock(const char *dir, uint64_t *last_ns,
+				 bool force)
+{
+	struct rdt_tsc_pair p;
+	char path[600];
+	FILE *f;
+	int ret;
+
+	if (!rdt_tsc_sample(&p))
+		return 0;
+	if (!force && p.ns < *last_ns + CLOCK_EVERY_NS)
+		return 0;
+	if ((ret = path_of(path, sizeof(path), dir, RDT_SAVED_CLOCK)))
+		return ret;
+	f = fopen(path, "a");
+	if (!f)
+		return -errno;
+	fprintf(f, "%llu %llu\n", (unsigned long long)p.tsc,
+		(unsigned long long)p.ns);
+	if (fclose(f))
+		return -errno;
+	*last_ns = p.ns;
+	return 0;
+}
+
 RDT_EXPORT int rdt_capture_begin(const char *dir, const char *relay_dir)
 {
 	char path[600];
@@ -125,12 +177,17 @@ RDT_EXPORT int rdt_capture_begin(const char *dir, const char *relay_dir)
 	if (!ret)
 		ret = copy_file(relay_dir, "dropped", dir,
 				RDT_SAVED_DROPPED_START);
+	if (!ret)
+		ret = clock_begin(dir, relay_dir);
 	return ret;
 }
 
 RDT_EXPORT int rdt_capture_end(const char *dir, const char *relay_dir)
 {
-	return copy_file(relay_dir, "dropped", dir, "dropped");
+	uint64_t last = 0;
+	int ret = rdt_capture_clock(dir, &last, true);
+
+	return ret ? ret : copy_file(relay_dir, "dropped", dir, "dropped");
 }
 
 RDT_EXPORT void rdt_capture_undo(const char *dir)
@@ -182,4 +239,9 @@ int rdt_capture_dropped_start(const char *dir, char *path, size_t len)
 bool rdt_capture_finished(const char *dir)
 {
 	return has_file(dir, "dropped");
+}
+
+int rdt_capture_clock_path(const char *dir, char *path, size_t len)
+{
+	return path_of(path, len, dir, RDT_SAVED_CLOCK);
 }

@@ -1030,6 +1030,42 @@ FILE *rdt_capture_open_header(const char *dir, char *path, size_t len);
 uint64_t rdt_capture_n_subbufs(const char *dir);
 int rdt_capture_dropped_start(const char *dir, char *path, size_t len);
 bool rdt_capture_finished(const char *dir);
+/* The path of a capture's clock pairs (rdt_tsc_map_load()'s format). */
+int rdt_capture_clock_path(const char *dir, char *path, size_t len);
+
+/* Raw TSC stamps to CLOCK_MONOTONIC (relay_clock.c): the pairs a reader
+ * sampled or a capture saved, in order, and the module's tsc_khz. */
+struct rdt_tsc_pair {
+	uint64_t	tsc;
+	uint64_t	ns;		/* CLOCK_MONOTONIC */
+};
+
+struct rdt_tsc_map {
+	struct rdt_tsc_pair *v;
+	size_t		n, cap;
+	size_t		hint;		/* the span the last stamp fell in */
+	uint64_t	khz;		/* the module's tsc_khz, 0: unknown */
+	bool		keep_all;	/* a capture's: never thinned */
+	uint64_t	refused;	/* pairs out of order, not taken */
+	uint64_t	guessed;	/* stamps converted with no rate known */
+};
+
+/* A pair sampled now; false where there is no TSC to read. */
+bool rdt_tsc_sample(struct rdt_tsc_pair *p);
+/* Append a pair after the last (-EINVAL, counted, if it is not). */
+int rdt_tsc_map_add(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
+/* A pair anywhere among the others (a stream's RDT_EV_CLOCK): -EINVAL
+ * if it disagrees with the pairs around it (counted in refused beyond a
+ * few us: two readers' jitter is not a fault). */
+int rdt_tsc_map_insert(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
+/* A live reader's pair: added, or the last moved up to it if close. */
+int rdt_tsc_map_note(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
+uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc);
+int rdt_tsc_map_load(struct rdt_tsc_map *m, const char *path, char *err,
+		     size_t errlen);
+void rdt_tsc_map_free(struct rdt_tsc_map *m);
+/* The tsc_khz line of a relay directory's `clock` file; 0 if none. */
+uint64_t rdt_relay_clock_khz(const char *relay_dir);
 
 /* NCCL's ncclProfilerKernelChStop: a state record whose arg is a kernel
  * channel's GPU stop stamp (producers/nccl-profiler/nccl_profiler_abi.h). */

@@ -4,6 +4,14 @@
  * CPU.  relay's poll wakes only on a sub-buffer switch, so the reader polls
  * with a timeout and then read()s every CPU: read returns the partial
  * current sub-buffer and skips relay's padding.
+ *
+ * The module writes its records in the relay form (<rdmatrace/wire.h>):
+ * no CPU, the task only in COMM records, raw TSC stamps.  Each is made an
+ * ABI 1 record in place, where it was read, before anything else looks
+ * at it: the CPU is the file's, the task its CPU's last COMM's, the stamp
+ * converted from the clock pairs (relay_clock.c) sampled after each read
+ * (every record read is older than the pair after it), or saved beside a
+ * capture by rdmatrace-record.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -38,6 +46,14 @@ struct relay_cpu {
 	uint64_t pos;		/* its bytes passed on, header included */
 	uint64_t replay;	/* read again from its start: drop up to here */
 	bool corrupt;		/* skipping corrupt bytes to a header */
+	/* The relay form: the task of this CPU's last COMM record since its
+	 * sub-buffer header, the stamp of its last record passed on (the
+	 * converted stamps are kept in order), and the header's stamp as
+	 * written (the raw TSC when it was, for relay_fresh()). */
+	uint32_t pid, tid;
+	uint64_t out_ts;
+	uint64_t hdr_key;
+	bool hdr_raw;
 	/* A saved capture's file: its latest record's ts, and its end. */
 	uint64_t last_ts;
 	bool eof;
@@ -50,7 +66,151 @@ struct relay_priv {
 	uint64_t last_scan;
 	uint64_t n_subbufs;	/* the module's, 0 if unknown */
 	bool hdr_stamped;	/* headers carry their switch's stamp (ABI 1.9) */
+	bool saved;		/* a capture rdmatrace-record saved */
+	bool clock_said;	/* relay_clock_said() */
+	struct rdt_tsc_map clk;	/* raw stamps to CLOCK_MONOTONIC */
 };
+
+/*
+ * A record of the relay form, whole header in @rec: its version, CPU and
+ * stamp as ABI 1's, in place (the task waits for relay_named(): only a
+ * fresh record moves the CPU's task).  *@key is the stamp as written, for
+ * relay_fresh()'s order test, *@raw whether it was the TSC.
+ */
+static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
+			    const struct rdt_hdr *h);
+
+static void relay_unform(struct relay_priv *p, const struct relay_cpu *c,
+			 unsigned char *rec, size_t avail, uint64_t *key,
+			 bool *raw)
+{
+	struct rdt_hdr h, n;
+
+	memcpy(&h, rec, sizeof(h));
+	*key = h.ts_ns;
+	*raw = false;
+	if (h.magic != RDT_REC_MAGIC || h.version != RDT_RELAY_FORM)
+		return;
+	h.version = RDT_ABI_MAJOR;
+	h.cpu = c->cpu;
+	/* A sub-buffer's clock pair comes right after its header, which is
+	 * stamped before it: taken first (again later: the same pair). */
+	if (h.type == RDT_EV_SUBBUF && avail >= h.size + sizeof(n)) {
+		memcpy(&n, rec + h.size, sizeof(n));
+		if (n.magic == RDT_REC_MAGIC && n.version == RDT_RELAY_FORM &&
+		    n.type == RDT_EV_CLOCK && n.size == sizeof(struct rdt_ev_clock) &&
+		    avail >= h.size + n.size)
+			relay_clock_rec(p, rec + h.size, &n);
+	}
+	if (h.ts_ns & RDT_TS_RAW) {
+		*raw = true;
+		*key = h.ts_ns & ~RDT_TS_RAW;
+		h.ts_ns = rdt_tsc_map_ns(&p->clk, *key);
+	}
+	memcpy(rec, &h, sizeof(h));
+}
+
+/*
+ * A fresh record (relay_fresh()) of the relay form: named by its CPU's
+ * task, stamped no earlier than the CPU's last record (stamps converted
+ * with pairs sampled since may step back by a few ns), and the CPU's task
+ * moved by a COMM record or a sub-buffer header.  False for a COMM record
+ * of no task (tid 0: interrupt context), which only says so to this
+ * stream and is not passed on (ABI 1's stream had none).
+ */
+static bool relay_named(struct relay_cpu *c, unsigned char *rec,
+			struct rdt_hdr *h, bool form)
+{
+	if (h->type == RDT_EV_SUBBUF) {
+		c->pid = 0;
+		c->tid = 0;
+	} else if (h->type == RDT_EV_COMM) {
+		c->pid = h->pid;
+		c->tid = h->tid;
+	}
+	if (form) {
+		h->pid = c->pid;
+		h->tid = c->tid;
+		if (h->ts_ns < c->out_ts)
+			h->ts_ns = c->out_ts;
+		memcpy(rec, h, sizeof(*h));
+	}
+	c->out_ts = h->ts_ns;
+	return !form || h->type != RDT_EV_COMM || h->tid;
+}
+
+/* A stream's clock pair: among the others, not passed on.  True. */
+static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
+			    const struct rdt_hdr *h)
+{
+	struct rdt_ev_clock ev;
+
+	if (h->size < sizeof(ev))
+		return true;	/* a record shorter than its type: checked */
+	memcpy(&ev, rec, sizeof(ev));
+	if (!p->clk.khz)
+		p->clk.khz = ev.tsc_khz;
+	rdt_tsc_map_insert(&p->clk, (struct rdt_tsc_pair){ ev.tsc, ev.mono_ns });
+	return true;
+}
+
+/* The live module: a clock pair after each read that got records, so
+ * every record read has one after it. */
+static void relay_pair(struct relay_priv *p)
+{
+	struct rdt_tsc_pair pair;
+
+	if (rdt_tsc_sample(&pair))
+		rdt_tsc_map_note(&p->clk, pair);
+}
+
+/*
+ * The clock pairs raw stamps are converted with: a capture's saved ones,
+ * or the live module's tsc_khz and a first pair now (a record already in
+ * its buffers is extrapolated back from it at that rate).
+ */
+static int relay_clock_open(struct rdt_src *s, struct relay_priv *p,
+			    const char *dir)
+{
+	char path[600], err[700];
+	int ret;
+
+	if (!p->saved) {
+		p->clk.khz = rdt_relay_clock_khz(dir);
+		relay_pair(p);
+		return 0;
+	}
+	ret = rdt_capture_clock_path(dir, path, sizeof(path));
+	if (!ret)
+		ret = rdt_tsc_map_load(&p->clk, path, err, sizeof(err));
+	if (ret == -ENOENT)
+		return 0;	/* said at the end if a raw stamp needed it */
+	if (ret < 0) {
+		if (ret != -EINVAL)
+			snprintf(err, sizeof(err), "%s: %s", path, strerror(-ret));
+		rdt_src_set_error(s, "%s", err);
+	}
+	return ret;
+}
+
+/* Stamps converted with no pairs around them: said once, at the end. */
+static void relay_clock_said(struct rdt_src *s, struct relay_priv *p)
+{
+	if (p->clock_said)
+		return;
+	if (p->clk.refused)
+		rdt_src_add_status(s, "%s: %llu clock pairs disagree with the "
+				   "pairs around them (a TSC not in step across "
+				   "CPUs?): not used\n", p->dir,
+				   (unsigned long long)p->clk.refused);
+	p->clock_said = true;
+	if (!p->clk.guessed)
+		return;
+	rdt_src_add_status(s, "%s: %llu raw TSC stamps converted without clock "
+			   "pairs (no %s in the capture, or too few): their "
+			   "times are approximate\n", p->dir,
+			   (unsigned long long)p->clk.guessed, RDT_SAVED_CLOCK);
+}
 
 /*
  * Whether to pass on the record at @rec, @h its header.  relay's read()
@@ -79,7 +239,8 @@ struct relay_priv {
  * run in seven on 6.1).
  */
 static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
-			const struct rdt_hdr *h, const unsigned char *rec)
+			const struct rdt_hdr *h, const unsigned char *rec,
+			uint64_t key, bool raw)
 {
 	struct rdt_ev_subbuf sb;
 
@@ -104,13 +265,17 @@ static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
 		c->stale = false;
 		c->seq = sb.seq;
 		c->hdr_ts = sb.seq && p->hdr_stamped ? h->ts_ns : 0;
+		c->hdr_key = c->hdr_ts ? key : 0;
+		c->hdr_raw = raw;
 		c->pos = sizeof(sb);
 		c->replay = 0;
 		return true;
 	}
 	if (c->stale)
 		return false;
-	if (h->ts_ns < c->hdr_ts) {
+	/* Raw stamps against each other as written: converted ones may tie
+	 * or step by a few ns where pairs were added between them. */
+	if (raw && c->hdr_raw ? key < c->hdr_key : h->ts_ns < c->hdr_ts) {
 		/* what the sub-buffer held before: the rest of this read */
 		c->stale = true;
 		return false;
@@ -243,7 +408,7 @@ static size_t resync(const unsigned char *b, size_t len)
 		if (h.magic == RDT_REC_MAGIC && h.source == RDT_SRC_KMOD &&
 		    h.type == RDT_EV_SUBBUF &&
 		    h.size == sizeof(struct rdt_ev_subbuf) &&
-		    h.version <= RDT_ABI_MAJOR)
+		    (h.version <= RDT_ABI_MAJOR || h.version == RDT_RELAY_FORM))
 			return q;
 	}
 	return q;
@@ -284,12 +449,28 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		return 0;
 	*got = true;
 	st->len += (size_t)n;
+	if (!p->saved)
+		relay_pair(p);
 	for (pos = st->scan; st->len - pos >= sizeof(struct rdt_hdr);
 	     st->scan = pos) {
-		const unsigned char *rec = st->buf + pos;
+		unsigned char *rec = st->buf + pos;
 		size_t avail = st->len - pos;
 		enum rdt_decode_result d;
 		struct rdt_hdr h;
+		bool form = rec[2] == RDT_RELAY_FORM, raw = false;
+		uint64_t key = 0;
+
+		if (form) {
+			uint16_t size;
+
+			/* Whole first: a record cut by the read's end is made
+			 * ABI 1's once, when the rest is read. */
+			memcpy(&size, rec + offsetof(struct rdt_hdr, size),
+			       sizeof(size));
+			if (size >= sizeof(h) && avail < size)
+				goto out;
+			relay_unform(p, c, rec, avail, &key, &raw);
+		}
 
 		/* The usual record: one test (rdt_rec_plain()). */
 		if (__builtin_expect(rdt_rec_plain(rec, avail, &h), 1)) {
@@ -313,8 +494,15 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 			break;
 		default:
 			c->corrupt = false;
-			if (!relay_fresh(p, c, &h, rec)) {
+			if (!relay_fresh(p, c, &h, rec, key, raw)) {
 				s->st.relay_repeats++;
+				pos += h.size;
+				c->off += h.size;
+				continue;
+			}
+			if (!relay_named(c, rec, &h, form) ||
+			    (form && h.type == RDT_EV_CLOCK &&
+			     relay_clock_rec(p, rec, &h))) {
 				pos += h.size;
 				c->off += h.size;
 				continue;
@@ -424,6 +612,7 @@ static int saved_fill(struct rdt_src *s, struct relay_priv *p,
 	if (wm == UINT64_MAX) {
 		count_leftover(s, p);
 		account_dropped(s, p, end);
+		relay_clock_said(s, p);
 		s->eof = true;
 	}
 	return 0;
@@ -503,6 +692,7 @@ static int relay_fill_pass(struct rdt_src *s, const struct rdt_pass *pass,
 		relay_horizon(s, p, pass);
 	if (!s->live) {
 		count_leftover(s, p);
+		relay_clock_said(s, p);
 		s->eof = true;
 	}
 	return force && got;	/* 1: stopped at FORCE_PASSES, not drained */
@@ -535,6 +725,7 @@ static void relay_finish(struct rdt_src *s, const struct rdt_pass *pass)
 	if (relay_fill_pass(s, pass, true) == 0)
 		count_leftover(s, p);
 	account_dropped(s, p, rdt_now_mono());
+	relay_clock_said(s, p);
 }
 
 static void relay_close(struct rdt_src *s)
@@ -547,6 +738,7 @@ static void relay_close(struct rdt_src *s)
 		close(p->cpus[i].fd);
 		rdt_stream_free(&p->cpus[i].st);
 	}
+	rdt_tsc_map_free(&p->clk);
 	free(p->cpus);
 	free(p->dir);
 	free(p);
@@ -621,16 +813,23 @@ static int src_relay_open(struct rdt_src *s, const char *dir)
 		return -e;
 	}
 	major = rdt_relay_abi_major(dir, vtext, sizeof(vtext));
-	if (major >= 0 && major != RDT_ABI_MAJOR) {
+	if (major >= 0 && major != RDT_ABI_MAJOR &&
+	    major != RDT_RELAY_ABI_MAJOR) {
 		rdt_src_set_error(s, "%s: rdmatrace.ko speaks ABI %d (version "
-				  "\"%s\"), this reader speaks %d: install matching "
-				  "versions", dir, major, vtext, RDT_ABI_MAJOR);
+				  "\"%s\"), this reader speaks %d and %d: install "
+				  "matching versions", dir, major, vtext,
+				  RDT_ABI_MAJOR, RDT_RELAY_ABI_MAJOR);
 		return -EPROTO;
 	}
 	p->hdr_stamped = hdr_stamped(vtext);
 	ret = saved_header(s, dir);
 	if (ret < 0)
 		return ret;
+	p->saved = ret > 0;
+	ret = relay_clock_open(s, p, dir);
+	if (ret < 0)
+		return ret;
+	ret = p->saved;
 	s->windowed = ret > 0 && !s->live;
 	if (ret > 0 && !rdt_capture_finished(dir)) {
 		/* rdmatrace-record writes it last, on a clean stop. */

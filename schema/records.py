@@ -55,6 +55,7 @@ TYPES = [
     (1, 'SUBBUF', 'subbuf', 'subbuf', None, 'starts every relay sub-buffer'),
     (2, 'COMM', 'comm', 'comm', None, "pid/tid -> comm, before a task's events"),
     (3, 'LOST', 'lost', 'lost', None, 'events lost by a source (in-stream)'),
+    (4, 'CLOCK', 'clock', 'clock', None, '1.16: a TSC, CLOCK_MONOTONIC pair (relay form)'),
     "16..63: librdmatrace's own records (source RDT_SRC_USER)",
     (16, 'PORT_COUNTER', 'port_counter', 'port_counter', None, '1.5: a port counter that moved'),
     (17, 'STUCK', 'stuck', 'stuck', None, "1.11: --stuck: a report's line"),
@@ -157,6 +158,12 @@ LAYOUTS = {
     ]),
     "comm": (None, [
         ("char[RDT_COMM_LEN]", "comm", "S", "name", None),
+    ]),
+    "clock": ("the module's relay stream only: the relay source applies it, passes none on", [
+        ("__u64", "tsc", "U", "tsc", "the TSC, read just before mono_ns"),
+        ("__u64", "mono_ns", "U", "mono_ns", "ktime_get_ns()"),
+        ("__u32", "tsc_khz", "U", "tsc_khz", "the kernel's calibration: the rate outside the pairs"),
+        ("__u32", "pad", "H", None, None),
     ]),
     "lost": (None, [
         ("__u64", "count", "U", "count", "events lost since the previous LOST"),

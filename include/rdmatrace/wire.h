@@ -69,8 +69,44 @@
  * since its last RXE_CQE, counted by the BPF rxe source's xmit/rcv hooks
  * (it records each packet only with --rxe=packets).  A 1.14 record is 48
  * bytes shorter: readers take it, counted 0.
+ * 1.16: RDT_EV_CLOCK (4): a (TSC, CLOCK_MONOTONIC) pair, in the module's
+ * relay stream only (relay ABI 2, below): after each sub-buffer header
+ * and at least once a second on a CPU that writes records.
  */
-#define RDT_ABI_MINOR		15
+#define RDT_ABI_MINOR		16
+
+/*
+ * rdmatrace.ko's relay stream (its debugfs `version` reads "abi 2.MINOR",
+ * MINOR as RDT_ABI_MINOR): ABI 1's records, written in the relay form.  A
+ * record of that form has hdr.version RDT_RELAY_FORM and leaves to the
+ * stream what the stream already says, so the data path does not write it
+ * (bench/NOTES.md: ~28 guest instructions of a traced verb's ~200):
+ * - hdr.cpu is not written: the CPU is the trace<cpu> file's.
+ * - hdr.pid and hdr.tid are written only in RDT_EV_COMM records: every
+ *   other record is the task's of its CPU's last COMM record since its
+ *   RDT_EV_SUBBUF header (the module writes one before a task's first
+ *   record in a sub-buffer; pid and tid 0 there mean no task: interrupt
+ *   context).  Before any COMM in a sub-buffer, no task (0).
+ * - hdr.ts_ns with RDT_TS_RAW set is the raw TSC in its low bits, not
+ *   CLOCK_MONOTONIC: the reader converts it, interpolated between the
+ *   (TSC, CLOCK_MONOTONIC) pairs around the stamp.  Pairs come from the
+ *   stream's RDT_EV_CLOCK records (each sub-buffer starts with one, and a
+ *   CPU writes one at least once a second while it writes records) and
+ *   from the reader itself, sampled after each of its reads
+ *   (rdmatrace-record saves those in the capture directory).  The module
+ *   stamps raw only where the kernel trusts the TSC to be one clock
+ *   across CPUs (its `clock` file says which).
+ * - A sub-buffer starts with its RDT_EV_SUBBUF header, an RDT_EV_CLOCK
+ *   (raw stamps only) and the COMM record of the task whose record
+ *   switched to it (if any): each sub-buffer reads on its own.
+ * librdmatrace's relay source rewrites each such record in place into
+ * ABI 1's form (hdr.version RDT_ABI_MAJOR) before anything else reads it;
+ * no trace file or other source holds the relay form.  A module of relay
+ * ABI 1 (every record in ABI 1's form) is still read.
+ */
+#define RDT_RELAY_ABI_MAJOR	2
+#define RDT_RELAY_FORM		2
+#define RDT_TS_RAW		0x8000000000000000ULL	/* bit 63 */
 
 /* First two bytes of every record: "Rt" little endian. */
 #define RDT_REC_MAGIC		0x7452
@@ -119,6 +155,7 @@ enum rdt_type {
 	RDT_EV_SUBBUF		= 1,	/* starts every relay sub-buffer */
 	RDT_EV_COMM		= 2,	/* pid/tid -> comm, before a task's events */
 	RDT_EV_LOST		= 3,	/* events lost by a source (in-stream) */
+	RDT_EV_CLOCK		= 4,	/* 1.16: a TSC, CLOCK_MONOTONIC pair (relay form) */
 	/* 16..63: librdmatrace's own records (source RDT_SRC_USER) */
 	RDT_EV_PORT_COUNTER	= 16,	/* 1.5: a port counter that moved */
 	RDT_EV_STUCK		= 17,	/* 1.11: --stuck: a report's line */
@@ -1079,6 +1116,17 @@ struct rdt_file_hdr {
  * new one goes to its section: a region of its own there).
  */
 /* schema/gen.py: other layouts */
+/*
+ * the module's relay stream only: the relay source applies it, passes none on
+ */
+struct rdt_ev_clock {
+	struct rdt_hdr hdr;
+	__u64	tsc;			/* the TSC, read just before mono_ns */
+	__u64	mono_ns;		/* ktime_get_ns() */
+	__u32	tsc_khz;		/* the kernel's calibration: the rate outside the pairs */
+	__u32	pad;
+};
+
 /* schema/gen.py: end */
 
 #endif /* _UAPI_RDMATRACE_H */

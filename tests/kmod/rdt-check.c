@@ -11,6 +11,15 @@
  * unused seq: see <rdmatrace/wire.h>), up to the next new one.
  * Exit 0 if every file was well formed and in order, 1 otherwise.
  *
+ * Records of the module's relay form (<rdmatrace/wire.h>) are printed as
+ * librdmatrace makes them: the CPU of the file's name (trace<cpu>), the
+ * task of the CPU's last COMM since the sub-buffer header (a COMM of tid
+ * 0, interrupt context, is not printed), raw TSC stamps as CLOCK_MONOTONIC
+ * interpolated between the file's RDT_EV_CLOCK pairs and one this tool
+ * samples when it starts (after the file was copied: later than every
+ * record in it).  Written apart from the library, so that the guest tests
+ * check the module's stream against a second reading of the format.
+ *
  *   rdt-check FILE...      FILE is a copy of one trace<cpu> file
  */
 #include <arpa/inet.h>
@@ -19,12 +28,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "../../include/rdmatrace/wire.h"
 
 static const char *const names[] = {
 	[RDT_EV_SUBBUF] = "SUBBUF",
 	[RDT_EV_COMM] = "COMM",
+	[RDT_EV_CLOCK] = "CLOCK",
 	[RDT_EV_LOST] = "LOST",
 	[RDT_EV_DEVICE_ADD] = "DEVICE_ADD",
 	[RDT_EV_DEVICE_REMOVE] = "DEVICE_REMOVE",
@@ -51,6 +65,7 @@ static const char *const names[] = {
 static const unsigned short sizes[] = {
 	[RDT_EV_SUBBUF] = sizeof(struct rdt_ev_subbuf),
 	[RDT_EV_COMM] = sizeof(struct rdt_ev_comm),
+	[RDT_EV_CLOCK] = sizeof(struct rdt_ev_clock),
 	[RDT_EV_DEVICE_ADD] = sizeof(struct rdt_ev_device),
 	[RDT_EV_DEVICE_REMOVE] = sizeof(struct rdt_ev_device),
 	[RDT_EV_DEVICE_RENAME] = sizeof(struct rdt_ev_device),
@@ -91,6 +106,13 @@ static void body(const struct rdt_hdr *h)
 		const struct rdt_ev_comm *e = p;
 
 		printf(" comm=%.*s", RDT_COMM_LEN, e->comm);
+		break;
+	}
+	case RDT_EV_CLOCK: {
+		const struct rdt_ev_clock *e = p;
+
+		printf(" tsc=%llu mono_ns=%llu", (unsigned long long)e->tsc,
+		       (unsigned long long)e->mono_ns);
 		break;
 	}
 	case RDT_EV_DEVICE_ADD:
@@ -247,6 +269,92 @@ static int dur_of(const struct rdt_hdr *h, uint64_t *dur)
 	return 0;
 }
 
+/* The relay form's clock: (TSC, ns) pairs in TSC order. */
+struct pair {
+	uint64_t tsc, ns;
+};
+
+static struct pair *pairs;
+static size_t npairs;
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+/* A pair sampled now: the narrowest of a few rdtsc, clock_gettime, rdtsc. */
+static int sample_pair(struct pair *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t best = UINT64_MAX, a, b;
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		_mm_lfence();
+		a = __rdtsc();
+		_mm_lfence();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		_mm_lfence();
+		b = __rdtsc();
+		if (b < a || b - a >= best)
+			continue;
+		best = b - a;
+		p->tsc = a + (b - a) / 2;
+		p->ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	}
+	return best != UINT64_MAX;
+#else
+	return 0;
+#endif
+}
+
+/* A raw stamp in ns: between the pairs around it, else at the rate of
+ * the nearest two. */
+static uint64_t raw_ns(uint64_t tsc)
+{
+	size_t lo = 0, hi = npairs;
+	const struct pair *a, *b;
+	long double per;
+
+	if (!npairs)
+		return 0;
+	while (lo < hi) {		/* the first pair at or after tsc */
+		size_t mid = (lo + hi) / 2;
+
+		if (pairs[mid].tsc < tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (npairs == 1)
+		return pairs[0].ns;
+	if (lo == 0)
+		lo = 1;
+	if (lo == npairs)
+		lo = npairs - 1;
+	a = &pairs[lo - 1];
+	b = &pairs[lo];
+	per = (long double)(b->ns - a->ns) / (long double)(b->tsc - a->tsc);
+	return a->ns + (int64_t)((long double)((int64_t)(tsc - a->tsc)) * per);
+}
+
+/* The CPU of a trace<cpu> file's name; -1 if it has none. */
+static long file_cpu(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	char *end;
+	long cpu;
+
+	b = b ? b + 1 : path;
+	if (strncmp(b, "trace", 5))
+		return -1;
+	cpu = strtol(b + 5, &end, 10);
+	return end == b + 5 || *end ? -1 : cpu;
+}
+
 static int check_file(const char *path)
 {
 	unsigned char *buf = NULL;
@@ -254,6 +362,7 @@ static int check_file(const char *path)
 	long long last_seq = -1, hi_seq = -1;
 	uint64_t last_ts = 0, dur;
 	int in_order = 1;	/* 0: inside a sub-buffer read twice */
+	uint32_t pid = 0, tid = 0;	/* the relay form's current task */
 	FILE *f = fopen(path, "rb");
 	int bad = 0;
 
@@ -275,8 +384,57 @@ static int check_file(const char *path)
 	}
 	fclose(f);
 
+	/* The file's clock pairs, then one of now, after all of them. */
+	npairs = 0;
+	for (off = 0; off + sizeof(struct rdt_ev_clock) <= len;) {
+		const struct rdt_ev_clock *e = (const void *)(buf + off);
+
+		if (e->hdr.magic != RDT_REC_MAGIC || e->hdr.size < 32 ||
+		    e->hdr.size % 8)
+			break;
+		if (e->hdr.type == RDT_EV_CLOCK && e->hdr.size == sizeof(*e)) {
+			pairs = realloc(pairs, (npairs + 2) * sizeof(*pairs));
+			if (!pairs)
+				return 1;
+			pairs[npairs].tsc = e->tsc;
+			pairs[npairs++].ns = e->mono_ns;
+		}
+		off += e->hdr.size;
+	}
+	pairs = realloc(pairs, (npairs + 1) * sizeof(*pairs));
+	if (!pairs)
+		return 1;
+	if (sample_pair(&pairs[npairs]))
+		npairs++;
+	qsort(pairs, npairs, sizeof(*pairs), pair_cmp);
+	off = 0;
+
 	while (off + sizeof(struct rdt_hdr) <= len) {
-		const struct rdt_hdr *h = (const void *)(buf + off);
+		struct rdt_hdr *h = (void *)(buf + off);
+		uint64_t key;
+
+		if (h->version == RDT_RELAY_FORM && h->magic == RDT_REC_MAGIC) {
+			long cpu = file_cpu(path);
+
+			h->version = RDT_ABI_MAJOR;
+			if (cpu >= 0)
+				h->cpu = cpu;
+			if (h->type == RDT_EV_SUBBUF) {
+				pid = tid = 0;
+			} else if (h->type == RDT_EV_COMM) {
+				pid = h->pid;
+				tid = h->tid;
+			}
+			h->pid = pid;
+			h->tid = tid;
+			if (h->type == RDT_EV_COMM && !tid) {
+				off += h->size;		/* says "no task" */
+				continue;
+			}
+		}
+		key = h->ts_ns;
+		if (h->ts_ns & RDT_TS_RAW)
+			h->ts_ns = raw_ns(h->ts_ns & ~RDT_TS_RAW);
 
 		if (h->magic != RDT_REC_MAGIC || h->version != RDT_ABI_MAJOR ||
 		    h->source != RDT_SRC_KMOD || h->size < sizeof(*h) ||
@@ -305,19 +463,20 @@ static int check_file(const char *path)
 			} else {
 				hi_seq = e->seq;
 				if (!in_order)
-					last_ts = h->ts_ns;
+					last_ts = key;
 				in_order = 1;
 			}
 		}
+		/* In order as stamped (raw TSC against raw TSC). */
 		if (in_order) {
-			if (h->ts_ns < last_ts) {
+			if (key < last_ts) {
 				fprintf(stderr, "rdt-check: %s: ORDER: record at offset %zu (type %u) stamped %llu, before the one ahead of it (%llu)\n",
 					path, off, h->type,
-					(unsigned long long)h->ts_ns,
+					(unsigned long long)key,
 					(unsigned long long)last_ts);
 				bad = 1;
 			}
-			last_ts = h->ts_ns;
+			last_ts = key;
 		}
 		printf("%s cpu=%u ts=%llu pid=%u tid=%u dev=%d",
 		       h->type < N(names) && names[h->type] ? names[h->type] : "UNKNOWN",

@@ -51,7 +51,7 @@ static void rdt_test_hdr(struct kunit *test)
 	rdt_fill_hdr(&ev.hdr, RDT_EV_POLL_CQ, sizeof(ev), 3, 123456789ULL, 1,
 		     42, 43);
 	KUNIT_EXPECT_EQ(test, ev.hdr.magic, RDT_REC_MAGIC);
-	KUNIT_EXPECT_EQ(test, ev.hdr.version, RDT_ABI_MAJOR);
+	KUNIT_EXPECT_EQ(test, ev.hdr.version, RDT_RELAY_FORM);
 	KUNIT_EXPECT_EQ(test, ev.hdr.source, RDT_SRC_KMOD);
 	KUNIT_EXPECT_EQ(test, ev.hdr.type, RDT_EV_POLL_CQ);
 	KUNIT_EXPECT_EQ(test, ev.hdr.size, sizeof(ev));
@@ -693,109 +693,63 @@ static struct kunit_suite rdt_drop_suite = {
 	.test_cases = rdt_drop_cases,
 };
 
-/* ---- rdt_clock: the data path's stamps against ktime_get_ns() -------- */
+/* ---- rdt_stamp: the data path's stamps ---------------------------------- */
 
 /*
- * What a stamp may differ from ktime_get_ns() by, less than a span (1 ms
- * of cycles) after its anchor: tsc_khz's rate error against the
- * timekeeper over that span.  The kernel calibrates tsc_khz to a few ppm
- * on hardware; a TCG guest booted on a loaded host can be a third off (CI
- * saw a stamp 198 us past ktime_get_ns() 0.5 ms after its anchor).  The
- * arithmetic itself (scale, shift, unit) is held to the anchor plus its
- * cycles at tsc_khz, computed apart, to within rounding (CLK_ROUND_NS).
+ * With the TSC, a stamp is the TSC itself, flagged raw: between two TSC
+ * reads around it, on this CPU.  With ktime, ktime_get_ns() itself.  The
+ * conversion to CLOCK_MONOTONIC is the reader's (tests/lib/relay-clock.test)
+ * and the whole chain is held to ktime_get_ns() around each post by
+ * tests/kmod/clock.test.
  */
-#define CLK_TOL_NS	500000
-#define CLK_ROUND_NS	2
-/*
- * Within the anchor's span (RDT_CLK_ANCHOR_US) even if udelay() runs long:
- * it counts loops_per_jiffy, which a loaded TCG guest calibrates loosely
- * (0.9 ms of udelay measured 0.75 ms of TSC in one).
- */
-#define CLK_DELAY_US	500
-
-/* The anchor's time plus @cycles at tsc_khz, not through rdt_clk_mult. */
-static u64 rdt_test_clk_at(u64 mono, u64 cycles)
-{
-	return mono + div_u64(cycles * USEC_PER_SEC, tsc_khz);
-}
-
 static void rdt_test_clock_tsc(struct kunit *test)
 {
 	enum rdt_clk_mode old = rdt_clk_get();
-	u64 k0, a, anchor, mono, k1, t1, b, t2, k2;
+	u64 t0, a, t1, b;
 	unsigned long flags;
-	bool extrapolated;
-	int i, far = 0;
+	int i;
 
 	if (rdt_clk_set(RDT_CLK_TSC))
 		kunit_skip(test, "no TSC frequency on this machine");
 	KUNIT_EXPECT_STREQ(test, rdt_clk_name(), "tsc");
+	KUNIT_EXPECT_GT(test, rdt_clk_khz(), 0);
 	for (i = 0; i < 5; i++) {
 		local_irq_save(flags);
-		this_cpu_write(rdt_clk.tsc, 0);		/* the next one anchors */
-		this_cpu_write(rdt_clk.last, 0);
-		k0 = ktime_get_ns();
-		a = rdt_clock_ns();
-		anchor = this_cpu_read(rdt_clk.tsc);
-		mono = this_cpu_read(rdt_clk.mono);
-		udelay(CLK_DELAY_US);
-		k1 = ktime_get_ns();
+		t0 = rdt_clk_read_tsc();
+		a = rdt_stamp();
+		b = rdt_stamp();
 		t1 = rdt_clk_read_tsc();
-		b = rdt_clock_ns();
-		t2 = rdt_clk_read_tsc();
-		k2 = ktime_get_ns();
-		/* b came from a's anchor: extrapolated, not a fresh ktime. */
-		extrapolated = this_cpu_read(rdt_clk.tsc) == anchor;
 		local_irq_restore(flags);
-		/* An anchor is ktime_get_ns() itself. */
-		KUNIT_EXPECT_EQ(test, a, mono);
-		KUNIT_EXPECT_GE(test, a, k0);
-		KUNIT_EXPECT_LE(test, a, k1);
-		KUNIT_EXPECT_GT(test, b, a);
-		if (extrapolated) {
-			far++;
-			KUNIT_EXPECT_GE(test, b + CLK_ROUND_NS,
-					rdt_test_clk_at(mono, t1 - anchor));
-			KUNIT_EXPECT_LE(test, b,
-					rdt_test_clk_at(mono, t2 - anchor) + CLK_ROUND_NS);
-		}
-		/* A host that stalls the guest only widens [k1, k2]. */
-		KUNIT_EXPECT_GE(test, b + CLK_TOL_NS, k1);
-		KUNIT_EXPECT_LE(test, b, k2 + CLK_TOL_NS);
+		KUNIT_EXPECT_TRUE(test, a & RDT_TS_RAW);
+		KUNIT_EXPECT_TRUE(test, b & RDT_TS_RAW);
+		KUNIT_EXPECT_GE(test, a & ~RDT_TS_RAW, t0);
+		KUNIT_EXPECT_GE(test, b, a);
+		KUNIT_EXPECT_LE(test, b & ~RDT_TS_RAW, t1);
 	}
-	/* Five stalls of the guest longer than the span: not a clock. */
-	KUNIT_EXPECT_GT(test, far, 0);
 	rdt_clk_set(old);
 }
 
-/* A CPU's stamps never go back, whichever clock and whatever an anchor reads. */
-static void rdt_test_clock_order(struct kunit *test)
+/* ktime: CLOCK_MONOTONIC itself; a control path's "now" of either stamp. */
+static void rdt_test_clock_ktime(struct kunit *test)
 {
 	enum rdt_clk_mode old = rdt_clk_get();
-	u64 ahead, a, b, c, d;
-	unsigned long flags;
+	u64 k0, a, k1, n;
 
-	if (rdt_clk_set(RDT_CLK_TSC))
-		kunit_skip(test, "no TSC frequency on this machine");
-	local_irq_save(flags);
-	ahead = ktime_get_ns() + NSEC_PER_SEC;
-	this_cpu_write(rdt_clk.last, ahead);
-	this_cpu_write(rdt_clk.tsc, 0);
-	a = rdt_clock_ns();		/* an anchor a second behind last */
-	b = rdt_clock_ns();		/* extrapolated from it */
-	rdt_clk_set(RDT_CLK_KTIME);
-	c = rdt_clock_ns();		/* ktime_get_ns(), behind last */
-	d = rdt_clock_ns();
-	/* Put this CPU's clock back for the stamps after this test. */
-	this_cpu_write(rdt_clk.last, 0);
-	this_cpu_write(rdt_clk.tsc, 0);
-	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, rdt_clk_set(RDT_CLK_KTIME), 0);
+	k0 = ktime_get_ns();
+	a = rdt_stamp();
+	k1 = ktime_get_ns();
+	KUNIT_EXPECT_FALSE(test, a & RDT_TS_RAW);
+	KUNIT_EXPECT_GE(test, a, k0);
+	KUNIT_EXPECT_LE(test, a, k1);
+	KUNIT_EXPECT_EQ(test, rdt_stamp_now_ns(a), a);
+	/* A raw stamp's "now" is ktime_get_ns() read then. */
+	k0 = ktime_get_ns();
+	n = rdt_stamp_now_ns(RDT_TS_RAW | 12345);
+	k1 = ktime_get_ns();
+	KUNIT_EXPECT_GE(test, n, k0);
+	KUNIT_EXPECT_LE(test, n, k1);
 	rdt_clk_set(old);
-	KUNIT_EXPECT_EQ(test, a, ahead);
-	KUNIT_EXPECT_GE(test, b, a);
-	KUNIT_EXPECT_LT(test, b, ahead + NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, c, b);
-	KUNIT_EXPECT_EQ(test, d, b);
 }
 
 static void rdt_test_clock_modes(struct kunit *test)
@@ -812,7 +766,7 @@ static void rdt_test_clock_modes(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, rdt_clk_set(RDT_CLK_KTIME), 0);
 	KUNIT_EXPECT_STREQ(test, rdt_clk_name(), "ktime");
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_clk_span), 0);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(rdt_clk_tsc));
 	KUNIT_EXPECT_EQ(test, rdt_clk_set(RDT_CLK_AUTO), 0);
 #ifdef CONFIG_X86_TSC
 	/* auto takes the TSC exactly where the kernel trusts it. */
@@ -829,7 +783,7 @@ static void rdt_test_clock_modes(struct kunit *test)
 
 static struct kunit_case rdt_clock_cases[] = {
 	KUNIT_CASE(rdt_test_clock_tsc),
-	KUNIT_CASE(rdt_test_clock_order),
+	KUNIT_CASE(rdt_test_clock_ktime),
 	KUNIT_CASE(rdt_test_clock_modes),
 	{}
 };

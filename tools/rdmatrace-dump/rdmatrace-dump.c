@@ -204,8 +204,8 @@ struct run {
 	/* The NCCL plugin source attaches to processes as they start, the
 	 * counters source finds devices and bad files as it samples: what
 	 * they say after start-up is printed too, from where it stopped. */
-	int np_idx, ctr_idx;
-	size_t np_said, ctr_said;
+	int np_idx, ctr_idx, relay_idx;
+	size_t np_said, ctr_said, relay_said;
 	bool enabled;			/* we switched tracing on */
 	bool given_up;			/* an input detached or not read */
 };
@@ -257,10 +257,13 @@ static void src_status(struct rdt_reader *r, int idx, size_t *said)
 	*said = n;
 }
 
+/* What the sources said since: the plugin's, the counters', the relay's
+ * (a capture's stamps converted without clock pairs, at its end). */
 static void np_status(struct run *x)
 {
 	src_status(x->r, x->np_idx, &x->np_said);
 	src_status(x->r, x->ctr_idx, &x->ctr_said);
+	src_status(x->r, x->relay_idx, &x->relay_said);
 }
 
 /* Port counters: on by default when following, else only when asked.
@@ -318,8 +321,8 @@ static int add_live(struct run *x, const struct args *a)
 				rdt_reader_error(r));
 			return -1;
 		}
-		fprintf(stderr, "%s", rdt_reader_source_status(r,
-							(unsigned int)idx));
+		x->relay_idx = idx;
+		src_status(r, idx, &x->relay_said);
 		if (rdt_capture_is_saved(a->relay_dir) &&
 		    add_saved_counters(r, a->relay_dir) < 0)
 			return -1;
@@ -1003,7 +1006,7 @@ int main(int argc, char **argv)
 {
 	struct args a = { .relay_dir = DEFAULT_RELAY, .format = RDT_FMT_TEXT,
 			  .window_ms = 100 };
-	struct run x = { .np_idx = -1, .ctr_idx = -1 };
+	struct run x = { .np_idx = -1, .ctr_idx = -1, .relay_idx = -1 };
 	struct sigaction sa;
 	int n, ret;
 

@@ -436,6 +436,7 @@ int main(int argc, char **argv)
 	int c, ret, major, more;
 	char vtext[128];
 	double last_scan;
+	uint64_t clock_ns;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "D:d:w:hV", longopts, NULL)) != -1) {
@@ -494,10 +495,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	major = rdt_relay_abi_major(r.relay, vtext, sizeof(vtext));
-	if (major >= 0 && major != RDT_ABI_MAJOR) {
+	if (major >= 0 && major != RDT_ABI_MAJOR &&
+	    major != RDT_RELAY_ABI_MAJOR) {
 		fprintf(stderr, "rdmatrace-record: %s: rdmatrace.ko speaks ABI "
-			"%d, this tool speaks %d: install matching versions\n",
-			r.relay, major, RDT_ABI_MAJOR);
+			"%d, this tool speaks %d and %d: install matching "
+			"versions\n", r.relay, major, RDT_ABI_MAJOR,
+			RDT_RELAY_ABI_MAJOR);
 		return 1;
 	}
 	if (make_outdir(r.outdir) < 0)
@@ -555,6 +558,7 @@ int main(int argc, char **argv)
 		stop_after ? "" : " until Ctrl-C");
 
 	t0 = last_scan = now_s();
+	clock_ns = 0;
 	while (!stop_requested && !r.failed) {
 		double t = now_s();
 		unsigned int n = r.ncpus;
@@ -573,6 +577,14 @@ int main(int argc, char **argv)
 			break;
 		}
 		more = copy_pass(&r, CHUNKS_PER_PASS);
+		/* After the reads: a pair later than every record copied. */
+		ret = rdt_capture_clock(r.outdir, &clock_ns, false);
+		if (ret) {
+			fprintf(stderr, "rdmatrace-record: %s/%s: %s\n",
+				r.outdir, RDT_SAVED_CLOCK, strerror(-ret));
+			r.failed = true;
+			break;
+		}
 		if (more)
 			continue;
 		/* relay's poll wakes on a sub-buffer switch: the timeout

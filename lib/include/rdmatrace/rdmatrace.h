@@ -39,6 +39,7 @@ union rdt_record {
 	struct rdt_hdr			hdr;
 	struct rdt_ev_subbuf		subbuf;
 	struct rdt_ev_comm		comm;
+	struct rdt_ev_clock		clock;
 	struct rdt_ev_lost		lost;
 	struct rdt_ev_port_counter	port_counter;
 	struct rdt_ev_stuck		stuck;
@@ -372,6 +373,9 @@ long long rdt_relay_read_dropped(const char *path, uint64_t **v,
 /* The module's drop counters when the recording began (`dropped` holds
  * them at its end, written last). */
 #define RDT_SAVED_DROPPED_START "dropped.start"
+/* (TSC, CLOCK_MONOTONIC) pairs the recorder sampled around its reads, to
+ * convert the module's raw TSC stamps (<rdmatrace/wire.h>, RDT_TS_RAW). */
+#define RDT_SAVED_CLOCK "clock.pairs"
 /* Whether @dir holds a saved capture. */
 bool rdt_capture_is_saved(const char *dir);
 /* Whether @dir holds a capture's file already: 1 (its name into @name,
@@ -381,7 +385,13 @@ int rdt_capture_find(const char *dir, char *name, size_t len);
  * module's version, n_subbufs and drop counters (none replaced).  0 or
  * -errno; rdt_capture_undo() takes back what it made. */
 int rdt_capture_begin(const char *dir, const char *relay_dir);
-/* It ends: the module's drop counters now.  0 or -errno. */
+/* A clock pair sampled now, appended to @dir's RDT_SAVED_CLOCK when
+ * @force or 100 ms after *@last_ns (the last one's time, updated).  The
+ * recorder calls it after each round of reads, so that every record it
+ * saved has a pair after it.  0 or -errno. */
+int rdt_capture_clock(const char *dir, uint64_t *last_ns, bool force);
+/* It ends: a last clock pair, the module's drop counters now.  0 or
+ * -errno. */
 int rdt_capture_end(const char *dir, const char *relay_dir);
 /* Remove the files rdt_capture_begin() and the port counters made (not
  * the trace<cpu> copies, which are the recorder's). */
