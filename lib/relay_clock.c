@@ -118,6 +118,14 @@ int rdt_tsc_map_add(struct rdt_tsc_map *m, struct rdt_tsc_pair p)
  * a clock that went back, and not kept.
  */
 #define PAIR_JITTER_NS	10000ull
+/*
+ * A pair between two closer than this adds nothing a reader would see
+ * (the line between them is already good to a ppm), and inserting it
+ * moves every later pair: a capture's pairs file holds one per 100 ms,
+ * and its streams' pairs, one a second per CPU, would cost the reading
+ * of a long capture a quadratic time.
+ */
+#define PAIR_GAP_NS	200000000ull
 
 int rdt_tsc_map_insert(struct rdt_tsc_map *m, struct rdt_tsc_pair p)
 {
@@ -146,6 +154,8 @@ int rdt_tsc_map_insert(struct rdt_tsc_map *m, struct rdt_tsc_pair p)
 	b = &m->v[at];
 	if (b->tsc == p.tsc)
 		return b->ns == p.ns ? 0 : (m->refused++, -EINVAL);
+	if (a && b->ns - a->ns < PAIR_GAP_NS && p.ns >= a->ns && p.ns <= b->ns)
+		return 0;	/* nothing to add between them */
 	if ((a && p.ns < a->ns) || p.ns > b->ns) {
 		uint64_t off = a && p.ns < a->ns ? a->ns - p.ns : p.ns - b->ns;
 

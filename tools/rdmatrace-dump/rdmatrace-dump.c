@@ -661,8 +661,10 @@ static int parse_args(int argc, char **argv, struct args *a,
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("rdmatrace-dump %s (wire ABI %d.%d, BPF sources %s)\n",
+			printf("rdmatrace-dump %s (wire ABI %d.%d, module relay ABI "
+			       "%d and %d, BPF sources %s)\n",
 			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR,
+			       RDT_ABI_MAJOR, RDT_RELAY_ABI_MAJOR,
 			       rdt_have_bpf() ? "built in" : "not built in");
 			return 0;
 		default:

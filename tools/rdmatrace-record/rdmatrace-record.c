@@ -468,8 +468,9 @@ int main(int argc, char **argv)
 		case 'N': counters = false; break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
-			printf("rdmatrace-record %s (wire ABI %d.%d)\n",
-			       RDT_LIB_VERSION, RDT_ABI_MAJOR, RDT_ABI_MINOR);
+			printf("rdmatrace-record %s (wire ABI %d.%d, module relay "
+			       "ABI %d and %d)\n", RDT_LIB_VERSION, RDT_ABI_MAJOR,
+			       RDT_ABI_MINOR, RDT_ABI_MAJOR, RDT_RELAY_ABI_MAJOR);
 			return 0;
 		default:
 			usage(stderr);
