@@ -239,9 +239,10 @@ uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
 {
 	size_t lo, hi, n = m->n;
 
-	if (!n) {
+	if (!n) {		/* the TSC from 0, near boot as the clock */
 		m->guessed++;
-		return 0;
+		return m->khz ? (uint64_t)((long double)tsc * 1e6L /
+					   (long double)m->khz) : tsc;
 	}
 	if (tsc <= m->v[0].tsc) {
 		if (tsc == m->v[0].tsc)

@@ -42,7 +42,7 @@ struct relay_cpu {
 	bool have_seq;		/* seq is known */
 	bool stale;		/* in an old header's sub-buffer: drop */
 	uint64_t seq;
-	uint64_t hdr_ts;	/* its header's stamp (0: seq 0, not checked) */
+	uint64_t hdr_ts;	/* its header's stamp (checked: hdr_check) */
 	uint64_t pos;		/* its bytes passed on, header included */
 	uint64_t replay;	/* read again from its start: drop up to here */
 	bool corrupt;		/* skipping corrupt bytes to a header */
@@ -54,6 +54,7 @@ struct relay_cpu {
 	uint64_t out_ts;
 	uint64_t hdr_key;
 	bool hdr_raw;
+	bool hdr_check;		/* records are checked against hdr_ts */
 	/* A saved capture's file: its latest record's ts, and its end. */
 	uint64_t last_ts;
 	bool eof;
@@ -71,15 +72,15 @@ struct relay_priv {
 	struct rdt_tsc_map clk;	/* raw stamps to CLOCK_MONOTONIC */
 };
 
+static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
+			    const struct rdt_hdr *h);
+
 /*
  * A record of the relay form, whole header in @rec: its version, CPU and
  * stamp as ABI 1's, in place (the task waits for relay_named(): only a
  * fresh record moves the CPU's task).  *@key is the stamp as written, for
  * relay_fresh()'s order test, *@raw whether it was the TSC.
  */
-static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
-			    const struct rdt_hdr *h);
-
 static void relay_unform(struct relay_priv *p, const struct relay_cpu *c,
 			 unsigned char *rec, size_t avail, uint64_t *key,
 			 bool *raw)
@@ -240,7 +241,7 @@ static void relay_clock_said(struct rdt_src *s, struct relay_priv *p)
  */
 static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
 			const struct rdt_hdr *h, const unsigned char *rec,
-			uint64_t key, bool raw)
+			uint64_t key, bool raw, bool form)
 {
 	struct rdt_ev_subbuf sb;
 
@@ -264,8 +265,10 @@ static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
 		c->have_seq = true;
 		c->stale = false;
 		c->seq = sb.seq;
-		c->hdr_ts = sb.seq && p->hdr_stamped ? h->ts_ns : 0;
-		c->hdr_key = c->hdr_ts ? key : 0;
+		/* The relay form is stamped so whatever `version` said. */
+		c->hdr_check = sb.seq && (p->hdr_stamped || form);
+		c->hdr_ts = h->ts_ns;
+		c->hdr_key = key;
 		c->hdr_raw = raw;
 		c->pos = sizeof(sb);
 		c->replay = 0;
@@ -275,7 +278,8 @@ static bool relay_fresh(const struct relay_priv *p, struct relay_cpu *c,
 		return false;
 	/* Raw stamps against each other as written: converted ones may tie
 	 * or step by a few ns where pairs were added between them. */
-	if (raw && c->hdr_raw ? key < c->hdr_key : h->ts_ns < c->hdr_ts) {
+	if (c->hdr_check &&
+	    (raw && c->hdr_raw ? key < c->hdr_key : h->ts_ns < c->hdr_ts)) {
 		/* what the sub-buffer held before: the rest of this read */
 		c->stale = true;
 		return false;
@@ -494,7 +498,7 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 			break;
 		default:
 			c->corrupt = false;
-			if (!relay_fresh(p, c, &h, rec, key, raw)) {
+			if (!relay_fresh(p, c, &h, rec, key, raw, form)) {
 				s->st.relay_repeats++;
 				pos += h.size;
 				c->off += h.size;

@@ -37,8 +37,10 @@ int main(void)
 	struct rdt_tsc_pair s1, s2;
 	uint64_t ns;
 
-	/* Empty: no rate, no pair. */
-	CHECK(rdt_tsc_map_ns(&m, 1000) == 0 && m.guessed == 1, "empty");
+	/* Empty: the TSC as ns, at tsc_khz if known; counted. */
+	CHECK(rdt_tsc_map_ns(&m, 1000) == 1000 && m.guessed == 1, "empty");
+	m.khz = 2000000;
+	CHECK(rdt_tsc_map_ns(&m, 1000) == 500 && m.guessed == 2, "empty at 2 GHz");
 	m.guessed = 0;
 
 	/* 3 cycles a ns between the pairs; tsc_khz says 2 (wrong). */
