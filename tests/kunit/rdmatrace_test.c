@@ -610,10 +610,16 @@ static void rdt_test_drops(struct kunit *test)
 	struct rchan_buf *buf;
 	struct rdt_trace *t;
 	unsigned int i, ok = 0, nospc = 0;
+	enum rdt_clk_mode old = rdt_clk_get();
 	struct dentry *dir;
 	u64 dropped = 0;
 	int cpu;
 
+	/*
+	 * ktime stamps: with the TSC the channel's first sub-buffer would
+	 * also hold a clock pair (RDT_EV_CLOCK), and one record fewer.
+	 */
+	KUNIT_ASSERT_EQ(test, rdt_clk_set(RDT_CLK_KTIME), 0);
 	dir = debugfs_create_dir("rdmatrace_kunit", NULL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dir));
 	t = rdt_trace_open(dir, DROP_SUBBUF, DROP_NSUB);
@@ -681,6 +687,7 @@ static void rdt_test_drops(struct kunit *test)
 	}
 	rdt_trace_close(t);
 	debugfs_remove(dir);
+	rdt_clk_set(old);
 }
 
 static struct kunit_case rdt_drop_cases[] = {
