@@ -601,19 +601,25 @@ static __always_inline bool rdt_fast_poll_cq(struct rdt_dev *rd,
 	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
 		u16 req = sum_want ? clamp(n, 1, U16_MAX) : 0;
 		bool user = rdt_uobj(cq->uobject);
-		u32 cq_id = cq->res.id;
+		u32 cq_id = cq->res.id, dev = rd->index;
 
+		/*
+		 * dev in a local: the stores into the slot may alias rd, so
+		 * rd->index was loaded again for each completion.  The last
+		 * one's poll_requested is set after the loop, not tested for
+		 * in it (~4 instructions a completion).
+		 */
 		ev = rdt_fast_open(&f, (size_t)ret * sizeof(*ev));
 		if (!ev)
 			return false;
 		for (i = 0; i < ret; i++, ev++) {
-			rdt_fast_hdr(&f, ev, RDT_EV_POLL_CQ_WC, sizeof(*ev),
-				     rd->index);
+			rdt_fast_hdr(&f, ev, RDT_EV_POLL_CQ_WC, sizeof(*ev), dev);
 			__rdt_enc_wc(ev, &wc[i], user);
 			ev->cq_id = cq_id;
 			ev->index = i;
-			ev->poll_requested = i == ret - 1 ? req : 0;
+			ev->poll_requested = 0;
 		}
+		ev[-1].poll_requested = req;
 		rdt_fast_commit(&f, (size_t)ret * sizeof(*ev));
 		return true;
 	}
