@@ -194,9 +194,10 @@ int main(int argc, char **argv)
 	struct tally un = { .name = "unknown types" };
 	/* Just past each range's last type, the gaps, and out of range.
 	 * A type the ABI gains must leave this list (82 became
-	 * RDT_EV_DEVICE_STATE in ABI 1.1, 200 an NCCL plugin record in 1.3):
+	 * RDT_EV_DEVICE_STATE in ABI 1.1, 200 an NCCL plugin record in 1.3, 4
+	 * RDT_EV_CLOCK in 1.16):
 	 * checked here, not assumed. */
-	static const uint16_t types[] = { 0, 4, 63, RDT_KMOD_TYPE_LAST + 1, 127,
+	static const uint16_t types[] = { 0, RDT_EV_CLOCK + 1, 63, RDT_KMOD_TYPE_LAST + 1, 127,
 					  RDT_EV_COLL_STEP + 1, 191, RDT_NP_TYPE_LAST + 1,
 					  254, 255,
 					  1000, 0xffff };
