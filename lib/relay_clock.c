@@ -189,8 +189,13 @@ int rdt_tsc_map_note(struct rdt_tsc_map *m, struct rdt_tsc_pair p)
 	return rdt_tsc_map_add(m, p);
 }
 
-/* @ns plus or minus @d cycles from pair @a at the best rate known. */
-static uint64_t extrapolate(const struct rdt_tsc_map *m,
+/*
+ * @a's time plus or minus @tsc's cycles from it at the best rate known,
+ * @b the pair next to @a (NULL: none).  A stamp converted with no rate at
+ * all is counted (guessed).  Saturated: pairs from a hostile stream may
+ * make any rate, and a long double too large for a u64 is no u64.
+ */
+static uint64_t extrapolate(struct rdt_tsc_map *m,
 			    const struct rdt_tsc_pair *a,
 			    const struct rdt_tsc_pair *b, uint64_t tsc)
 {
@@ -206,18 +211,23 @@ static uint64_t extrapolate(const struct rdt_tsc_map *m,
 		((long double)b->ns - (long double)a->ns) /
 		((long double)b->tsc - (long double)a->tsc) : 0;
 
-	if (far || (!m->khz && b && b->tsc != a->tsc))
+	if (tsc == a->tsc)
+		return a->ns;
+	if (far || (!m->khz && b && b->tsc != a->tsc)) {
 		per = measured;
-	else if (m->khz)
+	} else if (m->khz) {
 		per = 1e6L / (long double)m->khz;
-	else
-		per = 1.0L;	/* one pair, no frequency: counted (guessed) */
-	if (tsc >= a->tsc) {
-		d = (long double)(tsc - a->tsc) * per;
-		return a->ns + (uint64_t)(d + 0.5L);
+	} else {
+		per = 1.0L;	/* one pair, no frequency */
+		m->guessed++;
 	}
-	d = (long double)(a->tsc - tsc) * per;
-	return (uint64_t)d >= a->ns ? 0 : a->ns - (uint64_t)(d + 0.5L);
+	if (tsc > a->tsc) {
+		d = (long double)(tsc - a->tsc) * per + 0.5L;
+		return d >= (long double)(UINT64_MAX - a->ns) ? UINT64_MAX :
+		       a->ns + (uint64_t)d;
+	}
+	d = (long double)(a->tsc - tsc) * per + 0.5L;
+	return d >= (long double)a->ns ? 0 : a->ns - (uint64_t)d;
 }
 
 static uint64_t interpolate(const struct rdt_tsc_pair *a,
@@ -244,19 +254,11 @@ uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
 		return m->khz ? (uint64_t)((long double)tsc * 1e6L /
 					   (long double)m->khz) : tsc;
 	}
-	if (tsc <= m->v[0].tsc) {
-		if (tsc == m->v[0].tsc)
-			return m->v[0].ns;
-		if (n < 2 && !m->khz)
-			m->guessed++;
+	if (tsc <= m->v[0].tsc)
 		return extrapolate(m, &m->v[0], n > 1 ? &m->v[1] : NULL, tsc);
-	}
-	if (tsc >= m->v[n - 1].tsc) {
-		if (n < 2 && !m->khz && tsc != m->v[0].tsc)
-			m->guessed++;
+	if (tsc >= m->v[n - 1].tsc)
 		return extrapolate(m, &m->v[n - 1], n > 1 ? &m->v[n - 2] : NULL,
 				   tsc);
-	}
 	/* Stamps come in order per CPU: the last span found first. */
 	lo = m->hint;
 	if (lo + 1 < n && m->v[lo].tsc <= tsc && tsc < m->v[lo + 1].tsc)

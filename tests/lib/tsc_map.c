@@ -112,6 +112,13 @@ int main(void)
 	CHECK(ns == 7000 && m.guessed == 1, "one pair at tsc_khz %llu", (unsigned long long)ns);
 	rdt_tsc_map_free(&m);
 
+	/* A hostile stream's pairs make any rate: the stamps saturate. */
+	CHECK(!rdt_tsc_map_add(&m, P(1, 0)) &&
+	      !rdt_tsc_map_add(&m, P(2, 1ull << 62)), "steep pairs");
+	CHECK(rdt_tsc_map_ns(&m, 1ull << 40) == UINT64_MAX, "not saturated late");
+	CHECK(rdt_tsc_map_ns(&m, 0) == 0, "not saturated early");
+	rdt_tsc_map_free(&m);
+
 	/* A live map thins to its newest half; a capture's keeps all. */
 	for (uint64_t i = 0; i < 70000; i++)
 		if (rdt_tsc_map_add(&m, P(1000 + i * 1000, 1000 + i * 1000))) {
