@@ -72,7 +72,7 @@ struct relay_priv {
 	struct rdt_tsc_map clk;	/* raw stamps to CLOCK_MONOTONIC */
 };
 
-static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
+static void relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
 			    const struct rdt_hdr *h);
 
 /*
@@ -140,19 +140,18 @@ static bool relay_named(struct relay_cpu *c, unsigned char *rec,
 	return !form || h->type != RDT_EV_COMM || h->tid;
 }
 
-/* A stream's clock pair: among the others, not passed on.  True. */
-static bool relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
+/* A stream's clock pair, among the others (it is not passed on). */
+static void relay_clock_rec(struct relay_priv *p, const unsigned char *rec,
 			    const struct rdt_hdr *h)
 {
 	struct rdt_ev_clock ev;
 
 	if (h->size < sizeof(ev))
-		return true;	/* a record shorter than its type: checked */
+		return;		/* a record shorter than its type: checked */
 	memcpy(&ev, rec, sizeof(ev));
 	if (!p->clk.khz)
 		p->clk.khz = ev.tsc_khz;
 	rdt_tsc_map_insert(&p->clk, (struct rdt_tsc_pair){ ev.tsc, ev.mono_ns });
-	return true;
 }
 
 /* The live module: a clock pair after each read that got records, so
@@ -461,7 +460,8 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 		size_t avail = st->len - pos;
 		enum rdt_decode_result d;
 		struct rdt_hdr h;
-		bool form = rec[2] == RDT_RELAY_FORM, raw = false;
+		bool form = rec[offsetof(struct rdt_hdr, version)] == RDT_RELAY_FORM;
+		bool raw = false, clock;
 		uint64_t key = 0;
 
 		if (form) {
@@ -504,9 +504,11 @@ static int read_cpu(struct rdt_src *s, struct relay_priv *p,
 				c->off += h.size;
 				continue;
 			}
-			if (!relay_named(c, rec, &h, form) ||
-			    (form && h.type == RDT_EV_CLOCK &&
-			     relay_clock_rec(p, rec, &h))) {
+			clock = form && h.type == RDT_EV_CLOCK;
+			if (clock)
+				relay_clock_rec(p, rec, &h);
+			/* a stream's clock pair or no-task COMM: not passed on */
+			if (!relay_named(c, rec, &h, form) || clock) {
 				pos += h.size;
 				c->off += h.size;
 				continue;
@@ -833,9 +835,8 @@ static int src_relay_open(struct rdt_src *s, const char *dir)
 	ret = relay_clock_open(s, p, dir);
 	if (ret < 0)
 		return ret;
-	ret = p->saved;
-	s->windowed = ret > 0 && !s->live;
-	if (ret > 0 && !rdt_capture_finished(dir)) {
+	s->windowed = p->saved && !s->live;
+	if (p->saved && !rdt_capture_finished(dir)) {
 		/* rdmatrace-record writes it last, on a clean stop. */
 		static const char fmt[] = "%s: the recording did not finish "
 			"(no `dropped` file): events lost after each CPU's "
@@ -846,7 +847,7 @@ static int src_relay_open(struct rdt_src *s, const char *dir)
 		if (s->status)
 			snprintf(s->status, len, fmt, dir);
 	}
-	if (!ret) {
+	if (!p->saved) {
 		rdt_local_file_hdr(&s->fh, dir);
 		s->meta = rdt_local_meta();
 	}
