@@ -128,30 +128,16 @@ EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_filter_pass);
 
 /* ---- relay callbacks: they sit with the drop accounting ---------------- */
 
-/*
- * relay's read() of one CPU's buffer is not serialised against its writer.
- * Between relay_switch_subbuf() publishing the old sub-buffer's padding and
- * setting buf->data to the new one, a reader can step into the next
- * sub-buffer and take (subbuf_size - padding[next]) bytes of it: the
- * header and records of whatever it last held.  Three rules keep that from
- * costing data, and let the reader discard what it should not have seen:
- *
- * - Refuse from n_subbufs - 1 sub-buffers produced and unread, not
- *   relay_buf_full()'s n_subbufs.  relay counts a switch in
- *   subbufs_produced, then clears buf->offset, and marks the buffer full
- *   only after we refuse, once per event dropped while full.  A read()
- *   that sees produced - consumed == n_subbufs in that window takes
- *   relay_file_read_avail()'s overwrite branch and skips the oldest unread
- *   sub-buffer: loss no counter sees.
- * - The next sub-buffer, free by the rule above, gets padding of all but
- *   one RDT_EV_SUBBUF: a reader racing the next switch reads that header
- *   (the old one, or ours when we are quicker), never old records.
- * - A sub-buffer never used gets an RDT_SUBBUF_SEQ_UNUSED header in its
- *   place (relay zeroes the buffer, and zeroes are no record).
- *
- * The reader drops headers it has seen or whose seq is lower, and the
- * records relay gives it twice (see <rdmatrace/wire.h>).
- */
+/* The RDT_EV_COMM record of @s's task at @comm. */
+static void rdt_comm_fill(struct rdt_ev_comm *comm, const struct rdt_slot *s,
+			  u64 ts, u32 cpu)
+{
+	__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm), RDT_NO_DEV, ts,
+		       cpu, s->pid, s->tid);
+	/* tid 0: interrupt context, whose current task is not the verb's. */
+	strscpy_pad(comm->comm, s->tid ? s->comm : "", sizeof(comm->comm));
+}
+
 /*
  * An RDT_EV_CLOCK record at @ev: a pair read now, stamped @ts (the record
  * it comes before: the stream stays in stamp order), and the raw stamp
@@ -193,15 +179,37 @@ static size_t rdt_subbuf_intro(struct rdt_cpu *c, void *at, u64 ts, u32 cpu)
 	c->last_tid = who ? 0 : U32_MAX;
 	if (who && who->tid) {
 		comm = at + len;
-		__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm),
-			       RDT_NO_DEV, ts, cpu, who->pid, who->tid);
-		strscpy_pad(comm->comm, who->comm, sizeof(comm->comm));
+		rdt_comm_fill(comm, who, ts, cpu);
 		c->last_tid = who->tid;
 		len += sizeof(*comm);
 	}
 	return len;
 }
 
+/*
+ * relay's read() of one CPU's buffer is not serialised against its writer.
+ * Between relay_switch_subbuf() publishing the old sub-buffer's padding and
+ * setting buf->data to the new one, a reader can step into the next
+ * sub-buffer and take (subbuf_size - padding[next]) bytes of it: the
+ * header and records of whatever it last held.  Three rules keep that from
+ * costing data, and let the reader discard what it should not have seen:
+ *
+ * - Refuse from n_subbufs - 1 sub-buffers produced and unread, not
+ *   relay_buf_full()'s n_subbufs.  relay counts a switch in
+ *   subbufs_produced, then clears buf->offset, and marks the buffer full
+ *   only after we refuse, once per event dropped while full.  A read()
+ *   that sees produced - consumed == n_subbufs in that window takes
+ *   relay_file_read_avail()'s overwrite branch and skips the oldest unread
+ *   sub-buffer: loss no counter sees.
+ * - The next sub-buffer, free by the rule above, gets padding of all but
+ *   one RDT_EV_SUBBUF: a reader racing the next switch reads that header
+ *   (the old one, or ours when we are quicker), never old records.
+ * - A sub-buffer never used gets an RDT_SUBBUF_SEQ_UNUSED header in its
+ *   place (relay zeroes the buffer, and zeroes are no record).
+ *
+ * The reader drops headers it has seen or whose seq is lower, and the
+ * records relay gives it twice (see <rdmatrace/wire.h>).
+ */
 static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 			    RDT_SUBBUF_START_PREV)
 {
@@ -339,10 +347,7 @@ bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu)
 
 	if (!comm)
 		return false;
-	__rdt_fill_hdr(&comm->hdr, RDT_EV_COMM, sizeof(*comm), RDT_NO_DEV, ts,
-		       cpu, s->pid, s->tid);
-	/* tid 0: interrupt context, whose current task is not the verb's. */
-	strscpy_pad(comm->comm, s->tid ? s->comm : "", sizeof(comm->comm));
+	rdt_comm_fill(comm, s, ts, cpu);
 	rdt_slot_publish(s);
 	this_cpu_ptr(t->cpu)->last_tid = s->tid;
 	return true;

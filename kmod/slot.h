@@ -35,9 +35,12 @@ bool rdt_slot_comm(struct rdt_trace *t, struct rdt_slot *s, u64 ts, u32 cpu);
 /* emit.c: this CPU's RDT_EV_CLOCK record, false when the buffer was full. */
 bool rdt_slot_clock(struct rdt_trace *t, struct rdt_slot *s, u64 ts);
 
-static __always_inline void __rdt_fill_hdr(struct rdt_hdr *h, u16 type,
-					   u16 size, u32 dev, u64 ts, u32 cpu,
-					   u32 pid, u32 tid)
+/*
+ * A header in the relay form (<rdmatrace/wire.h>): pid, tid and cpu left
+ * as the slot held them, the stream says them.
+ */
+static __always_inline void __rdt_form_hdr(struct rdt_hdr *h, u16 type,
+					   u16 size, u32 dev, u64 ts)
 {
 	h->magic = RDT_REC_MAGIC;
 	h->version = RDT_RELAY_FORM;
@@ -45,10 +48,17 @@ static __always_inline void __rdt_fill_hdr(struct rdt_hdr *h, u16 type,
 	h->type = type;
 	h->size = size;
 	h->ts_ns = ts;
+	h->dev = dev;
+}
+
+static __always_inline void __rdt_fill_hdr(struct rdt_hdr *h, u16 type,
+					   u16 size, u32 dev, u64 ts, u32 cpu,
+					   u32 pid, u32 tid)
+{
+	__rdt_form_hdr(h, type, size, dev, ts);
 	h->pid = pid;
 	h->tid = tid;
 	h->cpu = cpu;
-	h->dev = dev;
 }
 
 /*
@@ -202,22 +212,11 @@ none:
 	return NULL;
 }
 
-/*
- * The header of a record in the area rdt_fast_open() returned, in the
- * relay form: pid, tid and cpu are left as the slot held them.
- */
+/* The header of a record in the area rdt_fast_open() returned. */
 static __always_inline void rdt_fast_hdr(const struct rdt_fast *f, void *h,
 					 u16 type, u16 size, u32 dev)
 {
-	struct rdt_hdr *x = h;
-
-	x->magic = RDT_REC_MAGIC;
-	x->version = RDT_RELAY_FORM;
-	x->source = RDT_SRC_KMOD;
-	x->type = type;
-	x->size = size;
-	x->ts_ns = f->ts;
-	x->dev = dev;
+	__rdt_form_hdr(h, type, size, dev, f->ts);
 }
 
 /* One record of @size: rdt_fast_open() and its header; NULL as there. */
