@@ -66,15 +66,17 @@ static bool rdt_tsc_unstable(void)
 /*
  * The clocksource watchdog may distrust the TSC at any time: stamp
  * ktime_get_ns() from then on.  At each sub-buffer switch (emit.c), out of
- * the data path.
+ * the data path.  True when this call took the TSC away.
  */
-void rdt_clk_check(void)
+bool rdt_clk_check(void)
 {
 	if (READ_ONCE(rdt_clk_mode) == RDT_CLK_AUTO &&
 	    READ_ONCE(rdt_clk_tsc) && unlikely(rdt_tsc_unstable())) {
 		WRITE_ONCE(rdt_clk_tsc, false);
 		WRITE_ONCE(rdt_clk_reason, "the kernel marked the TSC unstable");
+		return true;
 	}
+	return false;
 }
 
 u64 rdt_clk_khz(void)

@@ -46,7 +46,7 @@ enum rdt_clk_mode {
 
 int rdt_clk_set(enum rdt_clk_mode mode);
 enum rdt_clk_mode rdt_clk_get(void);
-void rdt_clk_check(void);
+bool rdt_clk_check(void);
 /* "tsc" or "ktime", and why: for debugfs and the load message. */
 const char *rdt_clk_name(void);
 const char *rdt_clk_why(void);

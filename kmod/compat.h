@@ -14,6 +14,12 @@
 #ifndef _RDT_COMPAT_H
 #define _RDT_COMPAT_H
 
+#ifdef RDT_HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 #ifdef RDT_HAVE_CREATE_CQ_ATTRS
 /* create_cq(cq, attr, struct uverbs_attr_bundle *attrs): 6.11+ */
 #define RDT_CREATE_CQ_ARG	struct uverbs_attr_bundle

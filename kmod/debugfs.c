@@ -92,8 +92,7 @@ int rdt_reconfigure(size_t subbuf_size, size_t n_subbufs)
 	}
 	/* The files of both channels would be called trace<cpu>. */
 	RCU_INIT_POINTER(rdt_cur_trace, NULL);
-	synchronize_rcu();	/* its writers run with interrupts off */
-	rdt_trace_close(old);
+	rdt_trace_close(old);	/* after its writers: rdt_trace_close() */
 
 	t = rdt_trace_open(rdt_dir, subbuf_size, n_subbufs);
 	if (IS_ERR(t)) {

@@ -27,6 +27,7 @@
 
 DEFINE_SRCU(rdt_srcu);
 struct rdt_trace __rcu *rdt_cur_trace;
+DEFINE_PER_CPU(unsigned long, rdt_fast_cpu);
 struct rdt_filter rdt_cur_filter = {
 	.evmask	= RDT_EVMASK_ALL,
 	.pid	= 0,
@@ -53,15 +54,23 @@ void rdt_lean_update(void)
 	u64 ev;
 
 	spin_lock_irqsave(&rdt_lean_lock, flags);
+	if (READ_ONCE(rdt_enabled))
+		m |= RDT_LEAN_ON;
 	if (READ_ONCE(rdt_enabled) && !READ_ONCE(rdt_cur_filter.pid) &&
 	    READ_ONCE(rdt_cur_filter.dev) == RDT_NO_DEV &&
 	    !READ_ONCE(rdt_tp_users)) {
 		ev = READ_ONCE(rdt_cur_filter.evmask);
+		bool raw = READ_ONCE(rdt_clk_tsc);
+
 		if (ev & RDT_EVMASK(RDT_EV_POST_SEND))
-			m |= RDT_LEAN_SEND;
+			m |= raw ? RDT_LEAN_SEND : RDT_LEAN_SEND_KT;
 		if (ev & RDT_EVMASK(RDT_EV_POST_RECV))
-			m |= RDT_LEAN_RECV;
-		m |= RDT_LEAN_POLL;
+			m |= raw ? RDT_LEAN_RECV : RDT_LEAN_RECV_KT;
+		if (ev & RDT_EVMASK(RDT_EV_POLL_CQ_WC))
+			m |= RDT_LEAN_WC;
+		if (ev & RDT_EVMASK(RDT_EV_POLL_CQ))
+			m |= RDT_LEAN_POLL_SUM;
+		m |= raw ? RDT_LEAN_POLL : RDT_LEAN_POLL_KT;
 	}
 	WRITE_ONCE(rdt_lean, m);
 	spin_unlock_irqrestore(&rdt_lean_lock, flags);
@@ -85,6 +94,8 @@ void rdt_set_enabled(bool on)
 	if (on) {
 		if (!was)
 			rdt_hot_get();
+		/* The clock may have changed while tracing was off. */
+		rdt_fast_forget(NULL);
 		WRITE_ONCE(rdt_enabled, true);
 	} else {
 		WRITE_ONCE(rdt_enabled, false);
@@ -229,7 +240,11 @@ static int rdt_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	 * stays in order: the header comes before that record); the first
 	 * sub-buffer of a channel, at relay_open(), has none.
 	 */
-	rdt_clk_check();
+	if (rdt_clk_check()) {
+		/* Re-armed for ktime_get_ns(), and its lean wrappers named. */
+		rdt_fast_forget(NULL);
+		rdt_lean_update();
+	}
 	ts = c->ts ?: rdt_stamp();
 	rdt_fill_hdr(&ev->hdr, RDT_EV_SUBBUF, sizeof(*ev), RDT_NO_DEV,
 		     ts, buf->cpu, 0, 0);
@@ -320,10 +335,38 @@ fail:
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_trace_open);
 
+/*
+ * No CPU's records take the fast path into @t (NULL: into any trace) any
+ * more, once the writers that already read rdt_fast_cpu are gone (a grace
+ * period: they run with interrupts off).  The general path arms it again
+ * (rdt_reserve_as()).
+ */
+void rdt_fast_forget(const struct rdt_trace *t)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		unsigned long *fc = per_cpu_ptr(&rdt_fast_cpu, cpu);
+
+		if (!t || (READ_ONCE(*fc) & ~RDT_FAST_RAW) ==
+			  (unsigned long)per_cpu_ptr(t->cpu, cpu))
+			WRITE_ONCE(*fc, 0);
+	}
+}
+
+
+/*
+ * @t is no longer rdt_cur_trace.  The first grace period ends every
+ * writer that found it there, and so could still arm rdt_fast_cpu into
+ * it; the second, every writer that found it through rdt_fast_cpu.
+ */
 void rdt_trace_close(struct rdt_trace *t)
 {
 	if (!t)
 		return;
+	synchronize_rcu();
+	rdt_fast_forget(t);
+	synchronize_rcu();
 	relay_close(t->chan);
 	free_percpu(t->cpu);
 	kfree(t);

@@ -89,18 +89,22 @@ u64 rdt_wr_id(u64 wr_id, bool user)
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_wr_id);
 
-/* The encoders for the KUnit suites and the tracepoints: encode.h's. */
+/*
+ * The encoders for the KUnit suites and the tracepoints: encode.h's, with
+ * the fields the caller set before (qpn, index, srq_id, srq) kept.
+ */
 void rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 		     bool user)
 {
-	__rdt_enc_send_wr(ev, wr, user);
+	__rdt_enc_send_wr(ev, wr, ev->qpn, ev->index, user);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_send_wr);
 
 void rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
 		     bool user)
 {
-	__rdt_enc_recv_wr(ev, wr, user);
+	__rdt_enc_recv_wr(ev, wr, ev->qpn, ev->srq_id, ev->srq, ev->index,
+			  user);
 }
 EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_enc_recv_wr);
 

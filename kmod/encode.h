@@ -58,22 +58,82 @@ static __always_inline u64 rdt_sge_len(const struct ib_sge *sg, int n)
 			 BIT(IB_WR_LOCAL_INV))
 
 /*
- * The encoders write every field of the body but those their caller
- * fills (the data path writes straight into a relay slot that holds an
- * older record's bytes, so nothing may be left unwritten): post_send's
- * qpn and index, post_recv's qpn, srq_id, srq and index, a completion's
- * cq_id and index.
+ * Two adjacent fields, @first at the lower address, as the one wider
+ * word that a single store writes: the compiler stored each field on its
+ * own, a load and a store apiece or a zeroed register and a store
+ * (bench/NOTES.md).  The pairs it is used on are asserted below.
+ */
+static __always_inline u64 rdt_pair32(u32 first, u32 second)
+{
+#ifdef __LITTLE_ENDIAN
+	return (u64)first | (u64)second << 32;
+#else
+	return (u64)first << 32 | second;
+#endif
+}
+
+static __always_inline u32 rdt_pair16(u16 first, u16 second)
+{
+#ifdef __LITTLE_ENDIAN
+	return (u32)first | (u32)second << 16;
+#else
+	return (u32)first << 16 | second;
+#endif
+}
+
+static __always_inline u16 rdt_pair8(u8 first, u8 second)
+{
+#ifdef __LITTLE_ENDIAN
+	return (u16)first | (u16)second << 8;
+#else
+	return (u16)first << 8 | second;
+#endif
+}
+
+static_assert(offsetofend(struct rdt_ev_post_send, qpn) ==
+	      offsetof(struct rdt_ev_post_send, ret));
+static_assert(offsetofend(struct rdt_ev_post_send, rkey) ==
+	      offsetof(struct rdt_ev_post_send, imm));
+static_assert(offsetofend(struct rdt_ev_post_send, num_sge) ==
+	      offsetof(struct rdt_ev_post_send, index) &&
+	      sizeof_field(struct rdt_ev_post_send, num_sge) == 2);
+static_assert(offsetofend(struct rdt_ev_post_recv, qpn) ==
+	      offsetof(struct rdt_ev_post_recv, srq_id));
+static_assert(offsetofend(struct rdt_ev_post_recv, srq) ==
+	      offsetof(struct rdt_ev_post_recv, bad));
+static_assert(offsetofend(struct rdt_ev_post_recv, index) ==
+	      offsetof(struct rdt_ev_post_recv, pad0) &&
+	      sizeof_field(struct rdt_ev_post_recv, index) == 2);
+static_assert(offsetofend(struct rdt_ev_poll_cq_wc, status) ==
+	      offsetof(struct rdt_ev_poll_cq_wc, opcode));
+static_assert(offsetofend(struct rdt_ev_poll_cq_wc, index) ==
+	      offsetof(struct rdt_ev_poll_cq_wc, poll_requested) &&
+	      sizeof_field(struct rdt_ev_poll_cq_wc, index) == 2);
+/* A completion's status and opcode are one copy of ib_wc's pair. */
+static_assert(offsetofend(struct ib_wc, status) ==
+	      offsetof(struct ib_wc, opcode) &&
+	      sizeof_field(struct ib_wc, status) == 4 &&
+	      sizeof_field(struct ib_wc, opcode) == 4);
+
+/*
+ * The encoders write every field of the body but a completion's cq_id and
+ * index, which their caller fills (the data path writes straight into a
+ * relay slot that holds an older record's bytes, so nothing may be left
+ * unwritten).
  */
 static __always_inline void
 __rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
-		  bool user)
+		  u32 qpn, u16 index, bool user)
 {
-	u32 op = wr->opcode, kind = op < 32 ? BIT(op) : 0;
+	u32 op = wr->opcode;
 	u64 raddr = 0;
 	u32 rkey = 0, imm = 0;
 
-	if (unlikely(kind & (RDT_WR_RDMA | RDT_WR_ATOMIC | RDT_WR_IMM |
-			     RDT_WR_INV))) {
+	/* A SEND, the common WR, by one shift and test of the opcode. */
+	if (unlikely(op >= 32 || ((RDT_WR_RDMA | RDT_WR_ATOMIC | RDT_WR_IMM |
+				   RDT_WR_INV) >> op) & 1)) {
+		u32 kind = op < 32 ? BIT(op) : 0;
+
 		if (kind & RDT_WR_RDMA) {
 			raddr = __rdt_wr_id(rdma_wr(wr)->remote_addr, user);
 			rkey = rdma_wr(wr)->rkey;
@@ -90,25 +150,25 @@ __rdt_enc_send_wr(struct rdt_ev_post_send *ev, const struct ib_send_wr *wr,
 	ev->wr_id = __rdt_wr_id(wr->wr_id, user);
 	ev->remote_addr = raddr;
 	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
-	ev->ret = 0;
-	ev->rkey = rkey;
-	ev->imm = imm;
+	put_unaligned(rdt_pair32(qpn, 0), (u64 *)&ev->qpn);	/* ret 0 */
+	put_unaligned(rdt_pair32(rkey, imm), (u64 *)&ev->rkey);
 	ev->opcode = op;
 	ev->bad = 0;
 	ev->send_flags = wr->send_flags;
-	ev->num_sge = wr->num_sge;
+	put_unaligned(rdt_pair16(wr->num_sge, index), (u32 *)&ev->num_sge);
 }
 
 static __always_inline void
 __rdt_enc_recv_wr(struct rdt_ev_post_recv *ev, const struct ib_recv_wr *wr,
-		  bool user)
+		  u32 qpn, u32 srq_id, bool srq, u16 index, bool user)
 {
 	ev->wr_id = __rdt_wr_id(wr->wr_id, user);
 	ev->total_len = rdt_sge_len(wr->sg_list, wr->num_sge);
+	put_unaligned(rdt_pair32(qpn, srq_id), (u64 *)&ev->qpn);
 	ev->ret = 0;
 	ev->num_sge = wr->num_sge;
-	ev->bad = 0;
-	ev->pad0 = 0;
+	put_unaligned(rdt_pair8(srq, 0), (u16 *)&ev->srq);	/* bad 0 */
+	put_unaligned(rdt_pair16(index, 0), (u32 *)&ev->index); /* pad0 */
 	ev->pad1 = 0;
 }
 
@@ -116,8 +176,9 @@ static __always_inline void
 __rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc, bool user)
 {
 	ev->wr_id = __rdt_wr_id(wc->wr_id, user);
-	ev->status = wc->status;
-	ev->opcode = wc->opcode;
+	/* Adjacent in both, in the same order: one copy of the pair. */
+	put_unaligned(get_unaligned((const u64 *)&wc->status),
+		      (u64 *)&ev->status);
 	ev->byte_len = wc->byte_len;
 	ev->qpn = wc->qp ? wc->qp->qp_num : 0;
 	ev->src_qp = wc->src_qp;
@@ -127,6 +188,15 @@ __rdt_enc_wc(struct rdt_ev_poll_cq_wc *ev, const struct ib_wc *wc, bool user)
 		ev->imm = wc->ex.invalidate_rkey;
 	else
 		ev->imm = (__force u32)wc->ex.imm_data;
+}
+
+/*
+ * A completion's index in its poll, and poll_requested 0 (its caller sets
+ * the last one's): one store.
+ */
+static __always_inline void rdt_wc_index(struct rdt_ev_poll_cq_wc *ev, u16 i)
+{
+	put_unaligned(rdt_pair16(i, 0), (u32 *)&ev->index);
 }
 
 #endif /* _RDT_ENCODE_H */

@@ -84,7 +84,29 @@ struct rdt_cpu {
 	const struct rdt_slot *who;
 	u32	last_tid;	/* task whose COMM this sub-buffer carries */
 	u32	pad;
+	/*
+	 * For slot.h's rdt_fast_open(), which reaches this struct through
+	 * rdt_fast_cpu, not through the trace: this CPU's relay buffer and
+	 * its sub-buffers' size, set when the general path arms it.
+	 */
+	struct rchan_buf *buf;
+	size_t	subbuf_size;
 };
+
+/*
+ * This CPU's struct rdt_cpu in the current trace, while its records may
+ * take the fast path (slot.h's rdt_fast_open()), tagged RDT_FAST_RAW when
+ * its stamps are raw: the general path has written here since tracing was
+ * last switched on.  0 otherwise.  Armed by rdt_reserve_as() with
+ * interrupts off; cleared for every CPU when the TSC is taken away, when
+ * tracing is switched on, and before the trace is freed (emit.c's
+ * rdt_fast_forget()).  One per-CPU load then stands for the trace's
+ * lookup, its per-CPU area and the relay buffer's, and its tag for the
+ * clock mode's test (bench/NOTES.md).
+ */
+#define RDT_FAST_RAW	1UL
+static_assert(__alignof__(struct rdt_cpu) > RDT_FAST_RAW);
+DECLARE_PER_CPU(unsigned long, rdt_fast_cpu);
 
 struct rdt_trace {
 	struct rchan		*chan;
@@ -96,6 +118,7 @@ struct rdt_trace {
 struct rdt_trace *rdt_trace_open(struct dentry *parent, size_t subbuf_size,
 				 size_t n_subbufs);
 void rdt_trace_close(struct rdt_trace *t);
+void rdt_fast_forget(const struct rdt_trace *t);
 u64 rdt_trace_dropped(struct rdt_trace *t, int cpu);
 int rdt_trace_write(struct rdt_trace *t, void *rec, u16 type, u16 size,
 		    u32 dev, u64 ts);
@@ -117,12 +140,23 @@ void rdt_set_enabled(bool on);
  * The data path's verbs whose lean wrapper may run (wrap.c): tracing on,
  * their event in the mask, no pid or device filter, and none of the
  * data path's tracepoints probed.  One load and a test then stand for
- * all of those; anything else takes the full wrapper.  Recomputed by
- * rdt_lean_update() after any of them changes.
+ * all of those; anything else takes the full wrapper.  Each verb's bit
+ * names the wrapper for the clock in use (raw stamps, or _KT for
+ * ktime_get_ns()).  RDT_LEAN_ON is
+ * rdt_enabled itself, so that the wrappers' entry loads one word for
+ * both.  Recomputed by rdt_lean_update() after any of them changes.
  */
+#define RDT_LEAN_ON		BIT(31)	/* rdt_enabled: any other bit too */
 #define RDT_LEAN_SEND		BIT(0)
 #define RDT_LEAN_RECV		BIT(1)
 #define RDT_LEAN_POLL		BIT(2)
+/* A lean poll's records: its completions, its summary (emit.c). */
+#define RDT_LEAN_WC		BIT(3)
+#define RDT_LEAN_POLL_SUM	BIT(4)
+/* The lean wrappers for ktime_get_ns() stamps, in the bits' place. */
+#define RDT_LEAN_SEND_KT	BIT(5)
+#define RDT_LEAN_RECV_KT	BIT(6)
+#define RDT_LEAN_POLL_KT	BIT(7)
 extern u32 rdt_lean;
 extern int rdt_tp_users;	/* data-path tracepoints probed (wrap.c) */
 void rdt_lean_update(void);

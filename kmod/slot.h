@@ -42,11 +42,24 @@ bool rdt_slot_clock(struct rdt_trace *t, struct rdt_slot *s, u64 ts);
 static __always_inline void __rdt_form_hdr(struct rdt_hdr *h, u16 type,
 					   u16 size, u32 dev, u64 ts)
 {
+#ifdef __LITTLE_ENDIAN
+	/*
+	 * magic, version, source, type and size as one word: in a poll's
+	 * loop of completions the compiler stored them one by one, from
+	 * registers it then had to keep (bench/NOTES.md).
+	 */
+	static_assert(offsetof(struct rdt_hdr, size) == 6 &&
+		      sizeof(h->size) == 2);
+	*(u64 *)h = RDT_REC_MAGIC | (u64)RDT_RELAY_FORM << 16 |
+		    (u64)RDT_SRC_KMOD << 24 | (u64)type << 32 |
+		    (u64)size << 48;
+#else
 	h->magic = RDT_REC_MAGIC;
 	h->version = RDT_RELAY_FORM;
 	h->source = RDT_SRC_KMOD;
 	h->type = type;
 	h->size = size;
+#endif
 	h->ts_ns = ts;
 	h->dev = dev;
 }
@@ -113,6 +126,22 @@ rdt_slot_open(struct rdt_trace *t, struct rdt_slot *s, u16 type, u16 size,
 }
 
 /*
+ * This CPU's records may take the fast path (rdt_fast_cpu, rdt.h): @t is
+ * the current trace (read with interrupts off, as now), and @raw says
+ * whether its stamps are.
+ */
+static __always_inline void rdt_fast_arm(struct rdt_trace *t,
+					 struct rchan_buf *buf, bool raw)
+{
+	struct rdt_cpu *c = this_cpu_ptr(t->cpu);
+
+	c->buf = buf;
+	c->subbuf_size = t->chan->subbuf_size;
+	this_cpu_write(rdt_fast_cpu,
+		       (unsigned long)c | (raw ? RDT_FAST_RAW : 0));
+}
+
+/*
  * The data path writes records in place: no copy of a stack record.
  * Called after rdt_want() (so the event mask is checked): with no pid or
  * device filter set, nothing else is left to filter.
@@ -144,8 +173,10 @@ rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
 	 */
 	s->ts = rdt_stamp();
 	h = rdt_slot_open(s->t, s, type, size, dev, s->ts);
-	if (h)
+	if (h) {
+		rdt_fast_arm(s->t, s->buf, s->ts & RDT_TS_RAW);
 		return h;
+	}
 none:
 	local_irq_restore(s->flags);
 	return NULL;
@@ -174,42 +205,70 @@ static __always_inline void *rdt_reserve(struct rdt_slot *s, u16 type,
  * general path's out-of-line calls take the struct rdt_slot's address,
  * which kept every field of it in memory (bench/NOTES.md).  NULL: nothing
  * was written and interrupts are as they were; the caller then takes the
- * general path (rdt_reserve()), which handles every case, this one too.
+ * general path (rdt_reserve()), which handles every case, this one too,
+ * and arms this CPU's fast path again (rdt_fast_cpu, rdt.h): unarmed, the
+ * stamps are not raw or the trace is not this CPU's to reach this way.
  * The protocol is the general path's: interrupts off from the stamp to
  * the publication of the offset, after the records.
  */
 struct rdt_fast {
 	struct rchan_buf	*buf;
+	void			*at;	/* the first record's header */
+	size_t			end;	/* buf->offset after the records */
 	unsigned long		flags;
 	u64			ts;
 };
 
-static __always_inline void *rdt_fast_open(struct rdt_fast *f, size_t total)
+/*
+ * The slot is f->at.  A bool, not the pointer: the callers tested the
+ * pointer for NULL again, which this never returns on success.
+ */
+static __always_inline bool __rdt_fast_open(struct rdt_fast *f, size_t total,
+					    struct rdt_cpu *c, u32 tid,
+					    bool raw)
 {
-	u32 tid = in_task() ? task_pid_nr(current) : 0;
-	struct rdt_trace *t;
 	struct rchan_buf *buf;
-	struct rdt_cpu *c;
+
+	if (unlikely(c->last_tid != tid))
+		return false;
+	buf = c->buf;
+	f->end = buf->offset + total;
+	if (unlikely(f->end > c->subbuf_size))
+		return false;
+	f->buf = buf;
+	if (raw) {
+		f->ts = rdt_clk_read_tsc() | RDT_TS_RAW;
+		/* This CPU's clock pair is due: the general path writes it. */
+		if (unlikely(f->ts >= c->clock_due))
+			return false;
+	} else {
+		f->ts = ktime_get_ns();
+	}
+	f->at = buf->data + buf->offset;
+	return true;
+}
+
+/*
+ * @raw: a raw stamp, where rdt_fast_cpu is tagged RDT_FAST_RAW; else
+ * ktime_get_ns(), where it is not.  The lean wrappers are built once for
+ * each (wrap.c), and rdt_lean names the clock's, so that the common case
+ * tests its tag where it tested for NULL, and nothing more.
+ */
+static __always_inline bool rdt_fast_open(struct rdt_fast *f, size_t total,
+					  bool raw)
+{
+	u32 tid = likely(in_task()) ? task_pid_nr(current) : 0;
+	unsigned long p;
 
 	local_irq_save(f->flags);
-	t = rcu_dereference_sched(rdt_cur_trace);
-	if (unlikely(!t))
-		goto none;
-	c = this_cpu_ptr(t->cpu);
-	if (unlikely(c->last_tid != tid))
-		goto none;
-	buf = *this_cpu_ptr(t->chan->buf);
-	if (unlikely(buf->offset + total > t->chan->subbuf_size))
-		goto none;
-	f->buf = buf;
-	f->ts = rdt_stamp();
-	/* This CPU's clock pair is due: the general path writes it. */
-	if (unlikely(f->ts >= c->clock_due))
-		goto none;
-	return buf->data + buf->offset;
-none:
+	p = this_cpu_read(rdt_fast_cpu);
+	if (raw ? likely(p & RDT_FAST_RAW) : likely(p && !(p & RDT_FAST_RAW)))
+		/* p - RDT_FAST_RAW: into the fields' offsets, no "and" */
+		if (__rdt_fast_open(f, total, (struct rdt_cpu *)
+				    (raw ? p - RDT_FAST_RAW : p), tid, raw))
+			return true;
 	local_irq_restore(f->flags);
-	return NULL;
+	return false;
 }
 
 /* The header of a record in the area rdt_fast_open() returned. */
@@ -219,21 +278,25 @@ static __always_inline void rdt_fast_hdr(const struct rdt_fast *f, void *h,
 	__rdt_form_hdr(h, type, size, dev, f->ts);
 }
 
-/* One record of @size: rdt_fast_open() and its header; NULL as there. */
-static __always_inline void *rdt_fast_one(struct rdt_fast *f, u16 type,
-					  u16 size, u32 dev)
+/* One record of @size at f->at: rdt_fast_open() and its header. */
+static __always_inline bool rdt_fast_one(struct rdt_fast *f, u16 type,
+					 u16 size, u32 dev, bool raw)
 {
-	void *h = rdt_fast_open(f, size);
-
-	if (h)
-		rdt_fast_hdr(f, h, type, size, dev);
-	return h;
+	if (!rdt_fast_open(f, size, raw))
+		return false;
+	rdt_fast_hdr(f, f->at, type, size, dev);
+	return true;
 }
 
-/* Publish the total bytes written; interrupts come back on. */
-static __always_inline void rdt_fast_commit(struct rdt_fast *f, size_t total)
+/*
+ * Publish the records (rdt_buf_publish(): up to f->end, computed before
+ * their stores, which the compiler could not move buf->offset's load
+ * across); interrupts come back on.
+ */
+static __always_inline void rdt_fast_commit(struct rdt_fast *f)
 {
-	rdt_buf_publish(f->buf, total);
+	smp_wmb();	/* the records before the offset that publishes them */
+	WRITE_ONCE(f->buf->offset, f->end);
 	local_irq_restore(f->flags);
 }
 

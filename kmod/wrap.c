@@ -115,6 +115,25 @@ static __always_inline struct rdt_dev *rdt_dev_find(struct ib_device *ibdev)
 	return likely(rd->ibdev == ibdev) ? rd : rdt_dev_find_slow(ibdev);
 }
 
+/*
+ * The same for the lean wrappers, into *rdp; false for no device.  Only
+ * the slow lookup's result is tested: the last device's, which is never
+ * NULL, was tested again after its load (the kernel builds with
+ * -fno-delete-null-pointer-checks), two instructions a verb.
+ */
+static __always_inline bool rdt_dev_found(struct ib_device *ibdev,
+					  struct rdt_dev **rdp)
+{
+	struct rdt_dev *rd = READ_ONCE(rdt_dev_last);
+
+	if (likely(rd->ibdev == ibdev)) {
+		*rdp = rd;
+		return true;
+	}
+	*rdp = rdt_dev_find_slow(ibdev);
+	return *rdp;
+}
+
 static bool rdt_uobj(const void *uobject)
 {
 	return uobject;
@@ -150,9 +169,7 @@ static noinline u32 rdt_rec_post_send(struct rdt_dev *rd, struct ib_qp *qp,
 		open = ev;
 		if (!ev)
 			continue;	/* every refused WR is a counted drop */
-		__rdt_enc_send_wr(ev, wr, user);
-		ev->qpn = qp->qp_num;
-		ev->index = n;
+		__rdt_enc_send_wr(ev, wr, qp->qp_num, n, user);
 	}
 	if (open)
 		rdt_commit(&s);
@@ -174,11 +191,7 @@ static noinline u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn,
 		open = ev;
 		if (!ev)
 			continue;
-		__rdt_enc_recv_wr(ev, wr, user);
-		ev->qpn = qpn;
-		ev->srq_id = srq_id;
-		ev->srq = srq;
-		ev->index = n;
+		__rdt_enc_recv_wr(ev, wr, qpn, srq_id, srq, n, user);
 	}
 	if (open)
 		rdt_commit(&s);
@@ -192,42 +205,36 @@ static noinline u32 rdt_rec_post_recv(struct rdt_dev *rd, u32 qpn,
 static __always_inline bool rdt_fast_post_send(struct rdt_dev *rd,
 					       struct ib_qp *qp,
 					       const struct ib_send_wr *wr,
-					       bool user)
+					       bool user, bool raw)
 {
 	struct rdt_ev_post_send *ev;
 	struct rdt_fast f __uninitialized;
 
 	if (!wr || wr->next)
 		return false;
-	ev = rdt_fast_one(&f, RDT_EV_POST_SEND, sizeof(*ev), rd->index);
-	if (!ev)
+	if (!rdt_fast_one(&f, RDT_EV_POST_SEND, sizeof(*ev), rd->index, raw))
 		return false;
-	__rdt_enc_send_wr(ev, wr, user);
-	ev->qpn = qp->qp_num;
-	ev->index = 0;
-	rdt_fast_commit(&f, sizeof(*ev));
+	ev = f.at;
+	__rdt_enc_send_wr(ev, wr, qp->qp_num, 0, user);
+	rdt_fast_commit(&f);
 	return true;
 }
 
 static __always_inline bool rdt_fast_post_recv(struct rdt_dev *rd, u32 qpn,
 					       u32 srq_id, bool srq,
 					       const struct ib_recv_wr *wr,
-					       bool user)
+					       bool user, bool raw)
 {
 	struct rdt_ev_post_recv *ev;
 	struct rdt_fast f __uninitialized;
 
 	if (!wr || wr->next)
 		return false;
-	ev = rdt_fast_one(&f, RDT_EV_POST_RECV, sizeof(*ev), rd->index);
-	if (!ev)
+	if (!rdt_fast_one(&f, RDT_EV_POST_RECV, sizeof(*ev), rd->index, raw))
 		return false;
-	__rdt_enc_recv_wr(ev, wr, user);
-	ev->qpn = qpn;
-	ev->srq_id = srq_id;
-	ev->srq = srq;
-	ev->index = 0;
-	rdt_fast_commit(&f, sizeof(*ev));
+	ev = f.at;
+	__rdt_enc_recv_wr(ev, wr, qpn, srq_id, srq, 0, user);
+	rdt_fast_commit(&f);
 	return true;
 }
 
@@ -415,7 +422,8 @@ static noinline int rdt_traced_post_send(struct ib_qp *qp,
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_SEND))
 		n = fast && !rdt_filtered() &&
-		    rdt_fast_post_send(rd, qp, wr, user) ?
+		    rdt_fast_post_send(rd, qp, wr, user,
+				       READ_ONCE(rdt_clk_tsc)) ?
 		    1 : rdt_rec_post_send(rd, qp, wr, user);
 	else
 		n = rdt_send_tail(wr, U32_MAX - 1);
@@ -448,7 +456,8 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
 		return -ENODEV;
 	if (relay && rdt_want(RDT_EV_POST_RECV))
 		n = fast && !rdt_filtered() &&
-		    rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user) ?
+		    rdt_fast_post_recv(rd, qpn, srq_id, srq, wr, user,
+				       READ_ONCE(rdt_clk_tsc)) ?
 		    1 : rdt_rec_post_recv(rd, qpn, srq_id, srq, wr, user);
 	else
 		n = rdt_recv_tail(wr, U32_MAX - 1);
@@ -478,22 +487,25 @@ static noinline int rdt_traced_post_recv(struct ib_qp *qp, struct ib_srq *srq,
  * gets, which costs the frame a stack protector canary and a store
  * (bench/NOTES.md).  ib_post_send(), ib_post_recv() and uverbs always pass
  * a bad_wr; a direct ops call without one takes the full wrapper.
+ *
+ * notrace, with the ops' entries (RDT_DP_ENTRY): ftrace's call at each
+ * entry was an instruction a verb on each of them, and the driver's
+ * functions under them stay traceable.
  */
-static noinline int rdt_lean_post_send(struct ib_qp *qp,
-				       const struct ib_send_wr *wr,
-				       const struct ib_send_wr **bad)
+static __always_inline int __rdt_lean_post_send(struct ib_qp *qp,
+						const struct ib_send_wr *wr,
+						const struct ib_send_wr **bad,
+						bool raw)
 {
 	const struct ib_send_wr *was, *b;
 	struct rdt_dev *rd;
 	int ret;
 
-	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_SEND)) || !wr ||
-	    wr->next || !bad)
+	if (unlikely(!wr || wr->next || !bad))
 		return rdt_traced_post_send(qp, wr, bad, true);
-	rd = rdt_dev_find(qp->device);
-	if (unlikely(!rd))
+	if (unlikely(!rdt_dev_found(qp->device, &rd)))
 		return -ENODEV;
-	if (!rdt_fast_post_send(rd, qp, wr, rdt_uobj(qp->uobject)))
+	if (!rdt_fast_post_send(rd, qp, wr, rdt_uobj(qp->uobject), raw))
 		return rdt_traced_post_send(qp, wr, bad, false);
 	/* The sentinel in the caller's own bad_wr: rdt_lean_bad_wr. */
 	was = *bad;
@@ -506,22 +518,21 @@ static noinline int rdt_lean_post_send(struct ib_qp *qp,
 	return ret;
 }
 
-static noinline int rdt_lean_post_recv(struct ib_qp *qp,
-				       const struct ib_recv_wr *wr,
-				       const struct ib_recv_wr **bad)
+static __always_inline int __rdt_lean_post_recv(struct ib_qp *qp,
+						const struct ib_recv_wr *wr,
+						const struct ib_recv_wr **bad,
+						bool raw)
 {
 	const struct ib_recv_wr *was, *b;
 	struct rdt_dev *rd;
 	int ret;
 
-	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_RECV)) || !wr ||
-	    wr->next || !bad)
+	if (unlikely(!wr || wr->next || !bad))
 		return rdt_traced_post_recv(qp, NULL, wr, bad, true);
-	rd = rdt_dev_find(qp->device);
-	if (unlikely(!rd))
+	if (unlikely(!rdt_dev_found(qp->device, &rd)))
 		return -ENODEV;
 	if (!rdt_fast_post_recv(rd, qp->qp_num, 0, false, wr,
-				rdt_uobj(qp->uobject)))
+				rdt_uobj(qp->uobject), raw))
 		return rdt_traced_post_recv(qp, NULL, wr, bad, false);
 	/* The sentinel in the caller's own bad_wr: rdt_lean_bad_wr. */
 	was = *bad;
@@ -533,6 +544,22 @@ static noinline int rdt_lean_post_recv(struct ib_qp *qp,
 	rdt_recv_done(rd, qp->qp_num, 0, false, b, NULL, 1, ret, true);
 	return ret;
 }
+
+/* Each lean wrapper once for raw stamps, once for ktime_get_ns()'s. */
+#define RDT_LEAN(op, params, ...)					\
+static noinline notrace int rdt_lean_##op params			\
+{									\
+	return __rdt_lean_##op(__VA_ARGS__, true);			\
+}									\
+static noinline notrace int rdt_lean_##op##_kt params			\
+{									\
+	return __rdt_lean_##op(__VA_ARGS__, false);			\
+}
+
+RDT_LEAN(post_send, (struct ib_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad), qp, wr, bad)
+RDT_LEAN(post_recv, (struct ib_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad), qp, wr, bad)
 
 /*
  * A poll's completions, then its summary.  A poll that returned completions
@@ -563,8 +590,9 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 				continue;
 			__rdt_enc_wc(ev, &wc[i], user);
 			ev->cq_id = cq_id;
-			ev->index = i;
-			ev->poll_requested = i == ret - 1 ? req : 0;
+			rdt_wc_index(ev, i);
+			if (i == ret - 1)
+				ev->poll_requested = req;
 		}
 		sum_want = false;
 	}
@@ -583,23 +611,33 @@ static noinline void rdt_trace_poll_cq(struct rdt_dev *rd, struct ib_cq *cq,
 		rdt_commit(&s);
 }
 
+/* A poll's records that are wanted, as rdt_lean's bits (emit.c). */
+static __always_inline u32 rdt_poll_want(void)
+{
+	return (rdt_want(RDT_EV_POLL_CQ_WC) ? RDT_LEAN_WC : 0) |
+	       (rdt_want(RDT_EV_POLL_CQ) ? RDT_LEAN_POLL_SUM : 0);
+}
+
 /*
  * The same in the common case (slot.h's rdt_fast_open()): every record of
- * the poll in the current sub-buffer.  False when nothing was written and
+ * the poll in the current sub-buffer, those of @want (rdt_poll_want()).
+ * False when nothing was written and
  * rdt_trace_poll_cq() must.
  */
 static __always_inline bool rdt_fast_poll_cq(struct rdt_dev *rd,
 					     struct ib_cq *cq, int n,
-					     const struct ib_wc *wc, int ret)
+					     const struct ib_wc *wc, int ret,
+					     u32 want, bool raw)
 {
-	bool sum_want = rdt_want(RDT_EV_POLL_CQ);
+	bool sum_want = want & RDT_LEAN_POLL_SUM;
 	struct rdt_ev_poll_cq_wc *ev;
 	struct rdt_fast f __uninitialized;
 	struct rdt_ev_poll_cq *sum;
 	int i;
 
-	if (ret > 0 && rdt_want(RDT_EV_POLL_CQ_WC)) {
-		u16 req = sum_want ? clamp(n, 1, U16_MAX) : 0;
+	if (ret > 0 && (want & RDT_LEAN_WC)) {
+		/* n >= ret > 0 here, unless the driver broke the verb's contract */
+		u16 req = sum_want ? min_t(u32, n, U16_MAX) : 0;
 		bool user = rdt_uobj(cq->uobject);
 		u32 cq_id = cq->res.id, dev = rd->index;
 
@@ -609,30 +647,28 @@ static __always_inline bool rdt_fast_poll_cq(struct rdt_dev *rd,
 		 * one's poll_requested is set after the loop, not tested for
 		 * in it (~4 instructions a completion).
 		 */
-		ev = rdt_fast_open(&f, (size_t)ret * sizeof(*ev));
-		if (!ev)
+		if (!rdt_fast_open(&f, (size_t)ret * sizeof(*ev), raw))
 			return false;
-		for (i = 0; i < ret; i++, ev++) {
+		for (i = 0, ev = f.at; i < ret; i++, ev++) {
 			rdt_fast_hdr(&f, ev, RDT_EV_POLL_CQ_WC, sizeof(*ev), dev);
 			__rdt_enc_wc(ev, &wc[i], user);
 			ev->cq_id = cq_id;
-			ev->index = i;
-			ev->poll_requested = 0;
+			rdt_wc_index(ev, i);
 		}
 		ev[-1].poll_requested = req;
-		rdt_fast_commit(&f, (size_t)ret * sizeof(*ev));
+		rdt_fast_commit(&f);
 		return true;
 	}
 	if (!sum_want)
 		return true;
-	sum = rdt_fast_one(&f, RDT_EV_POLL_CQ, sizeof(*sum), rd->index);
-	if (!sum)
+	if (!rdt_fast_one(&f, RDT_EV_POLL_CQ, sizeof(*sum), rd->index, raw))
 		return false;
+	sum = f.at;
 	sum->cq_id = cq->res.id;
 	sum->requested = n;
 	sum->ret = ret;
 	sum->pad = 0;
-	rdt_fast_commit(&f, sizeof(*sum));
+	rdt_fast_commit(&f);
 	return true;
 }
 
@@ -749,8 +785,11 @@ void rdt_dp_wait(void)
 /*
  * A data path op's wrappers, three macros (each names a parameter of its
  * own once, so none is evaluated twice): rdt_@op, the ops table's entry,
- * counts itself in flight around __rdt_@op, which runs @traced while
- * anything traces (the relay trace, or @on: the op's tracepoints), else
+ * counts itself in flight around __rdt_@op, which runs @lean where
+ * rdt_lean has @bit (nothing but the relay trace watches the op: rdt.h),
+ * @lean_kt where it has @bit_kt (the same, with ktime_get_ns() stamps),
+ * @traced while anything else traces (the relay trace, or @on: the op's
+ * tracepoints), else
  * jumps to the original of the last device wrapped, or of @dev's device,
  * found by the hash lookup out of line (rdt_slow_@op).  @params: the op's
  * parameters in parentheses; then their names.
@@ -763,13 +802,18 @@ static noinline int rdt_slow_##op params				\
 	return rd ? rd->orig.op(__VA_ARGS__) : -ENODEV;			\
 }
 
-#define RDT_DP_FAST(op, dev, on, traced, params, ...)			\
+#define RDT_DP_FAST(op, dev, on, bit, lean, bit_kt, lean_kt, traced,	\
+		    params, ...)					\
 static __always_inline int __rdt_##op params				\
 {									\
+	u32 l = READ_ONCE(rdt_lean);	/* RDT_LEAN_ON: rdt_enabled */	\
 	struct rdt_dev *rd;						\
 									\
-	if (READ_ONCE(rdt_enabled) || (on))				\
-		return traced;						\
+	if (l || (on)) {						\
+		if (likely(l & (bit)))					\
+			return lean;					\
+		return l & (bit_kt) ? lean_kt : traced;			\
+	}								\
 	rd = READ_ONCE(rdt_dev_last);					\
 	if (unlikely(rd->ibdev != (dev)))				\
 		return rdt_slow_##op(__VA_ARGS__);			\
@@ -777,7 +821,7 @@ static __always_inline int __rdt_##op params				\
 }
 
 #define RDT_DP_ENTRY(op, params, ...)					\
-static int rdt_##op params						\
+static notrace int rdt_##op params					\
 {									\
 	int ret;							\
 									\
@@ -791,20 +835,26 @@ static int rdt_##op params						\
 				const struct ib_send_wr **bad)
 RDT_DP_SLOW(post_send, qp->device, RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_send, qp->device, rdt_tp_on(post_send) || rdt_tp_on(post_send_ret),
-	    rdt_lean_post_send(qp, wr, bad), RDT_POST_SEND_PARAMS, qp, wr, bad)
+	    RDT_LEAN_SEND, rdt_lean_post_send(qp, wr, bad),
+	    RDT_LEAN_SEND_KT, rdt_lean_post_send_kt(qp, wr, bad),
+	    rdt_traced_post_send(qp, wr, bad, true), RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_ENTRY(post_send, RDT_POST_SEND_PARAMS, qp, wr, bad)
 
 #define RDT_POST_RECV_PARAMS (struct ib_qp *qp, const struct ib_recv_wr *wr, \
 				const struct ib_recv_wr **bad)
 RDT_DP_SLOW(post_recv, qp->device, RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_recv, qp->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
-	    rdt_lean_post_recv(qp, wr, bad), RDT_POST_RECV_PARAMS, qp, wr, bad)
+	    RDT_LEAN_RECV, rdt_lean_post_recv(qp, wr, bad),
+	    RDT_LEAN_RECV_KT, rdt_lean_post_recv_kt(qp, wr, bad),
+	    rdt_traced_post_recv(qp, NULL, wr, bad, true), RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_ENTRY(post_recv, RDT_POST_RECV_PARAMS, qp, wr, bad)
 
 #define RDT_POST_SRQ_RECV_PARAMS (struct ib_srq *srq, const struct ib_recv_wr *wr, \
 				    const struct ib_recv_wr **bad)
 RDT_DP_SLOW(post_srq_recv, srq->device, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 RDT_DP_FAST(post_srq_recv, srq->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
+	    0, rdt_traced_post_recv(NULL, srq, wr, bad, true),
+	    0, rdt_traced_post_recv(NULL, srq, wr, bad, true),
 	    rdt_traced_post_recv(NULL, srq, wr, bad, true), RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 RDT_DP_ENTRY(post_srq_recv, RDT_POST_SRQ_RECV_PARAMS, srq, wr, bad)
 
@@ -820,32 +870,39 @@ static noinline int rdt_traced_poll_cq(struct ib_cq *cq, int n,
 	if (rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq))
 		rdt_tp_poll_cq(rd, cq, n, wc, ret);
 	if (READ_ONCE(rdt_enabled) &&
-	    (rdt_filtered() || !rdt_fast_poll_cq(rd, cq, n, wc, ret)))
+	    (rdt_filtered() || !rdt_fast_poll_cq(rd, cq, n, wc, ret,
+						 rdt_poll_want(),
+						 READ_ONCE(rdt_clk_tsc))))
 		rdt_trace_poll_cq(rd, cq, n, wc, ret);
 	return ret;
 }
 
-static noinline int rdt_lean_poll_cq(struct ib_cq *cq, int n,
-				     struct ib_wc *wc)
+static __always_inline int __rdt_lean_poll_cq(struct ib_cq *cq, int n,
+					      struct ib_wc *wc, bool raw)
 {
 	struct rdt_dev *rd;
+	u32 lean;
 	int ret;
 
-	if (unlikely(!(READ_ONCE(rdt_lean) & RDT_LEAN_POLL)))
-		return rdt_traced_poll_cq(cq, n, wc);
-	rd = rdt_dev_find(cq->device);
-	if (unlikely(!rd))
+	if (unlikely(!rdt_dev_found(cq->device, &rd)))
 		return -ENODEV;
 	ret = rd->orig.poll_cq(cq, n, wc);
-	if (!rdt_fast_poll_cq(rd, cq, n, wc, ret))
+	/* What is wanted now: rdt_lean's bits stand for rdt_poll_want()'s. */
+	lean = READ_ONCE(rdt_lean);
+	if (unlikely(!(lean & (raw ? RDT_LEAN_POLL : RDT_LEAN_POLL_KT))) ||
+	    !rdt_fast_poll_cq(rd, cq, n, wc, ret, lean, raw))
 		rdt_trace_poll_cq(rd, cq, n, wc, ret);
 	return ret;
 }
+
+RDT_LEAN(poll_cq, (struct ib_cq *cq, int n, struct ib_wc *wc), cq, n, wc)
 
 #define RDT_POLL_CQ_PARAMS (struct ib_cq *cq, int n, struct ib_wc *wc)
 RDT_DP_SLOW(poll_cq, cq->device, RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_FAST(poll_cq, cq->device, rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq),
-	    rdt_lean_poll_cq(cq, n, wc), RDT_POLL_CQ_PARAMS, cq, n, wc)
+	    RDT_LEAN_POLL, rdt_lean_poll_cq(cq, n, wc),
+	    RDT_LEAN_POLL_KT, rdt_lean_poll_cq_kt(cq, n, wc),
+	    rdt_traced_poll_cq(cq, n, wc), RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_ENTRY(poll_cq, RDT_POLL_CQ_PARAMS, cq, n, wc)
 
 static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
@@ -868,6 +925,8 @@ static noinline int rdt_traced_req_notify_cq(struct ib_cq *cq,
 #define RDT_REQ_NOTIFY_CQ_PARAMS (struct ib_cq *cq, enum ib_cq_notify_flags flags)
 RDT_DP_SLOW(req_notify_cq, cq->device, RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
 RDT_DP_FAST(req_notify_cq, cq->device, rdt_tp_on(req_notify_cq),
+	    0, rdt_traced_req_notify_cq(cq, flags),
+	    0, rdt_traced_req_notify_cq(cq, flags),
 	    rdt_traced_req_notify_cq(cq, flags), RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
 RDT_DP_ENTRY(req_notify_cq, RDT_REQ_NOTIFY_CQ_PARAMS, cq, flags)
 

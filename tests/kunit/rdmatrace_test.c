@@ -471,9 +471,12 @@ static void rdt_test_lean(struct kunit *test)
 	struct rdt_filter saved = rdt_cur_filter;
 	bool on = READ_ONCE(rdt_enabled);
 	int users = READ_ONCE(rdt_tp_users);
-	const u32 all = RDT_LEAN_SEND | RDT_LEAN_RECV | RDT_LEAN_POLL;
+	bool tsc = READ_ONCE(rdt_clk_tsc);
+	const u32 poll = RDT_LEAN_POLL | RDT_LEAN_WC | RDT_LEAN_POLL_SUM;
+	const u32 all = RDT_LEAN_ON | RDT_LEAN_SEND | RDT_LEAN_RECV | poll;
 
 	WRITE_ONCE(rdt_tp_users, 0);
+	WRITE_ONCE(rdt_clk_tsc, true);
 	rdt_cur_filter.evmask = RDT_EVMASK_ALL;
 	rdt_cur_filter.pid = 0;
 	rdt_cur_filter.dev = RDT_NO_DEV;
@@ -486,25 +489,44 @@ static void rdt_test_lean(struct kunit *test)
 
 	rdt_cur_filter.evmask = RDT_EVMASK_ALL & ~RDT_EVMASK(RDT_EV_POST_SEND);
 	rdt_lean_update();
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_RECV | RDT_LEAN_POLL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_ON | RDT_LEAN_RECV | poll);
 	rdt_cur_filter.evmask = RDT_EVMASK(RDT_EV_POST_SEND);
 	rdt_lean_update();
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_SEND | RDT_LEAN_POLL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean),
+			RDT_LEAN_ON | RDT_LEAN_SEND | RDT_LEAN_POLL);
+	/* A poll's records, each on its own: the lean poll writes only those. */
+	rdt_cur_filter.evmask = RDT_EVMASK(RDT_EV_POLL_CQ_WC);
+	rdt_lean_update();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean),
+			RDT_LEAN_ON | RDT_LEAN_POLL | RDT_LEAN_WC);
+	rdt_cur_filter.evmask = RDT_EVMASK(RDT_EV_POLL_CQ);
+	rdt_lean_update();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean),
+			RDT_LEAN_ON | RDT_LEAN_POLL | RDT_LEAN_POLL_SUM);
 	rdt_cur_filter.evmask = RDT_EVMASK_ALL;
+
+	/* ktime_get_ns() stamps: the lean wrappers built for them instead. */
+	WRITE_ONCE(rdt_clk_tsc, false);
+	rdt_lean_update();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean),
+			RDT_LEAN_ON | RDT_LEAN_SEND_KT | RDT_LEAN_RECV_KT |
+			RDT_LEAN_POLL_KT | RDT_LEAN_WC | RDT_LEAN_POLL_SUM);
+	WRITE_ONCE(rdt_clk_tsc, true);
 
 	rdt_cur_filter.pid = 7;
 	rdt_lean_update();
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_ON);
 	rdt_cur_filter.pid = 0;
 	rdt_cur_filter.dev = 1;
 	rdt_lean_update();
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_ON);
 	rdt_cur_filter.dev = RDT_NO_DEV;
 	WRITE_ONCE(rdt_tp_users, 1);
 	rdt_lean_update();
-	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), 0);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(rdt_lean), RDT_LEAN_ON);
 
 	WRITE_ONCE(rdt_tp_users, users);
+	WRITE_ONCE(rdt_clk_tsc, tsc);
 	rdt_cur_filter = saved;
 	WRITE_ONCE(rdt_enabled, on);
 	rdt_lean_update();
