@@ -6,19 +6,14 @@
  * source: the ib_client API (add returns int since 5.8), the ib_device_ops
  * layout of the wrapped ops, the inline verbs helpers and relay are
  * unchanged but for create_cq, which takes a uverbs_attr_bundle instead of
- * an ib_udata from 6.11 on, relay's subbuf_start (3 arguments in 7.2) and
- * reg_user_mr (a struct ib_dmah * more in 7.2).  Differences are
+ * an ib_udata from 6.11 on, relay's subbuf_start (3 arguments in 7.2),
+ * reg_user_mr (a struct ib_dmah * more in 7.2) and the unaligned access
+ * helpers' header (<linux/unaligned.h> from 6.12).  Differences are
  * detected by probing the target's headers (Kbuild sets RDT_HAVE_*), which
  * also covers distribution backports.
  */
 #ifndef _RDT_COMPAT_H
 #define _RDT_COMPAT_H
-
-#ifdef RDT_HAVE_LINUX_UNALIGNED_H
-#include <linux/unaligned.h>
-#else
-#include <asm/unaligned.h>
-#endif
 
 #ifdef RDT_HAVE_CREATE_CQ_ATTRS
 /* create_cq(cq, attr, struct uverbs_attr_bundle *attrs): 6.11+ */
@@ -75,6 +70,17 @@ struct ib_dmah;
  */
 #ifndef __uninitialized
 #define __uninitialized
+#endif
+
+/*
+ * The unaligned access helpers (encode.h's paired stores): <asm/...> until
+ * 6.12 moved them, and last, after the #errors above, which a build with
+ * no probe result reports before this header is missed.
+ */
+#ifdef RDT_HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
 #endif
 
 #endif /* _RDT_COMPAT_H */

@@ -354,7 +354,6 @@ void rdt_fast_forget(const struct rdt_trace *t)
 	}
 }
 
-
 /*
  * @t is no longer rdt_cur_trace.  The first grace period ends every
  * writer that found it there, and so could still arm rdt_fast_cpu into

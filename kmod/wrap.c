@@ -545,21 +545,16 @@ static __always_inline int __rdt_lean_post_recv(struct ib_qp *qp,
 	return ret;
 }
 
-/* Each lean wrapper once for raw stamps, once for ktime_get_ns()'s. */
-#define RDT_LEAN(op, params, ...)					\
-static noinline notrace int rdt_lean_##op params			\
+/*
+ * Each lean wrapper is built once for raw stamps (@raw true: rdt_lean_@op)
+ * and once for ktime_get_ns()'s (rdt_lean_@op_kt), beside the ops' entries
+ * below.
+ */
+#define RDT_LEAN(op, name, raw, params, ...)				\
+static noinline notrace int name params					\
 {									\
-	return __rdt_lean_##op(__VA_ARGS__, true);			\
-}									\
-static noinline notrace int rdt_lean_##op##_kt params			\
-{									\
-	return __rdt_lean_##op(__VA_ARGS__, false);			\
+	return __rdt_lean_##op(__VA_ARGS__, raw);			\
 }
-
-RDT_LEAN(post_send, (struct ib_qp *qp, const struct ib_send_wr *wr,
-		     const struct ib_send_wr **bad), qp, wr, bad)
-RDT_LEAN(post_recv, (struct ib_qp *qp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad), qp, wr, bad)
 
 /*
  * A poll's completions, then its summary.  A poll that returned completions
@@ -833,6 +828,8 @@ static notrace int rdt_##op params					\
 
 #define RDT_POST_SEND_PARAMS (struct ib_qp *qp, const struct ib_send_wr *wr, \
 				const struct ib_send_wr **bad)
+RDT_LEAN(post_send, rdt_lean_post_send, true, RDT_POST_SEND_PARAMS, qp, wr, bad)
+RDT_LEAN(post_send, rdt_lean_post_send_kt, false, RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_SLOW(post_send, qp->device, RDT_POST_SEND_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_send, qp->device, rdt_tp_on(post_send) || rdt_tp_on(post_send_ret),
 	    RDT_LEAN_SEND, rdt_lean_post_send(qp, wr, bad),
@@ -842,6 +839,8 @@ RDT_DP_ENTRY(post_send, RDT_POST_SEND_PARAMS, qp, wr, bad)
 
 #define RDT_POST_RECV_PARAMS (struct ib_qp *qp, const struct ib_recv_wr *wr, \
 				const struct ib_recv_wr **bad)
+RDT_LEAN(post_recv, rdt_lean_post_recv, true, RDT_POST_RECV_PARAMS, qp, wr, bad)
+RDT_LEAN(post_recv, rdt_lean_post_recv_kt, false, RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_SLOW(post_recv, qp->device, RDT_POST_RECV_PARAMS, qp, wr, bad)
 RDT_DP_FAST(post_recv, qp->device, rdt_tp_on(post_recv) || rdt_tp_on(post_recv_ret),
 	    RDT_LEAN_RECV, rdt_lean_post_recv(qp, wr, bad),
@@ -895,9 +894,9 @@ static __always_inline int __rdt_lean_poll_cq(struct ib_cq *cq, int n,
 	return ret;
 }
 
-RDT_LEAN(poll_cq, (struct ib_cq *cq, int n, struct ib_wc *wc), cq, n, wc)
-
 #define RDT_POLL_CQ_PARAMS (struct ib_cq *cq, int n, struct ib_wc *wc)
+RDT_LEAN(poll_cq, rdt_lean_poll_cq, true, RDT_POLL_CQ_PARAMS, cq, n, wc)
+RDT_LEAN(poll_cq, rdt_lean_poll_cq_kt, false, RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_SLOW(poll_cq, cq->device, RDT_POLL_CQ_PARAMS, cq, n, wc)
 RDT_DP_FAST(poll_cq, cq->device, rdt_tp_on(poll_cq_wc) || rdt_tp_on(poll_cq),
 	    RDT_LEAN_POLL, rdt_lean_poll_cq(cq, n, wc),
