@@ -149,8 +149,9 @@ static __always_inline void rdt_fast_arm(struct rdt_trace *t,
  * The trace is looked up with interrupts off, and every writer of it
  * stays so until rdt_commit(): a disabled-interrupts region is an RCU
  * read-side section, so synchronize_rcu() waits for every writer before
- * the channel is closed (debugfs.c).  The data path's wrappers need no
- * SRCU section of their own for it.
+ * the channel is closed (emit.c's rdt_trace_close(), which also retires
+ * the fast path's way in, rdt_fast_cpu).  The data path's wrappers need
+ * no SRCU section of their own for it.
  */
 static __always_inline void *
 rdt_reserve_as(struct rdt_slot *s, u16 type, u16 size, u32 dev)
