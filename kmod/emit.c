@@ -28,6 +28,7 @@
 DEFINE_SRCU(rdt_srcu);
 struct rdt_trace __rcu *rdt_cur_trace;
 DEFINE_PER_CPU(unsigned long, rdt_fast_cpu);
+EXPORT_PER_CPU_IF_RDT_KUNIT(rdt_fast_cpu);
 struct rdt_filter rdt_cur_filter = {
 	.evmask	= RDT_EVMASK_ALL,
 	.pid	= 0,
@@ -353,6 +354,7 @@ void rdt_fast_forget(const struct rdt_trace *t)
 			WRITE_ONCE(*fc, 0);
 	}
 }
+EXPORT_SYMBOL_IF_RDT_KUNIT(rdt_fast_forget);
 
 /*
  * @t is no longer rdt_cur_trace.  The first grace period ends every

@@ -712,8 +712,59 @@ static void rdt_test_drops(struct kunit *test)
 	rdt_clk_set(old);
 }
 
+/*
+ * rdt_fast_forget(): the words that lead into a trace's CPUs are cleared,
+ * tagged or not, those of another trace kept, and every word for NULL.
+ * The words are set here as the general path arms them, only while
+ * tracing is off (no wrapper is in an ops table to read them), and put
+ * back after.
+ */
+static void rdt_test_fast_forget(struct kunit *test)
+{
+	struct rdt_trace a = {}, b = {};
+	unsigned long *saved;
+	int cpu;
+
+	if (READ_ONCE(rdt_enabled))
+		kunit_skip(test, "tracing is on: its data path reads the words");
+	saved = kunit_kcalloc(test, nr_cpu_ids, sizeof(*saved), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	a.cpu = alloc_percpu(struct rdt_cpu);
+	b.cpu = alloc_percpu(struct rdt_cpu);
+	if (!a.cpu || !b.cpu) {
+		free_percpu(a.cpu);
+		free_percpu(b.cpu);
+		KUNIT_FAIL(test, "alloc_percpu");
+		return;
+	}
+	for_each_possible_cpu(cpu) {
+		saved[cpu] = per_cpu(rdt_fast_cpu, cpu);
+		per_cpu(rdt_fast_cpu, cpu) =
+			(unsigned long)per_cpu_ptr(a.cpu, cpu) |
+			(cpu & 1 ? RDT_FAST_RAW : 0);
+	}
+	rdt_fast_forget(&b);
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_EQ(test, per_cpu(rdt_fast_cpu, cpu) & ~RDT_FAST_RAW,
+				(unsigned long)per_cpu_ptr(a.cpu, cpu));
+	rdt_fast_forget(&a);
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_EQ(test, per_cpu(rdt_fast_cpu, cpu), 0UL);
+	for_each_possible_cpu(cpu)
+		per_cpu(rdt_fast_cpu, cpu) =
+			(unsigned long)per_cpu_ptr(b.cpu, cpu) | RDT_FAST_RAW;
+	rdt_fast_forget(NULL);
+	for_each_possible_cpu(cpu) {
+		KUNIT_EXPECT_EQ(test, per_cpu(rdt_fast_cpu, cpu), 0UL);
+		per_cpu(rdt_fast_cpu, cpu) = saved[cpu];
+	}
+	free_percpu(a.cpu);
+	free_percpu(b.cpu);
+}
+
 static struct kunit_case rdt_drop_cases[] = {
 	KUNIT_CASE(rdt_test_drops),
+	KUNIT_CASE(rdt_test_fast_forget),
 	{}
 };
 
