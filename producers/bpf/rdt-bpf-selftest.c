@@ -76,9 +76,11 @@ static int print_rec(void *ctx, const void *rec, size_t len)
 		/* The QP's packets since its last CQE before the CQE's own
 		 * fields, so that "user=N" stays last. */
 		printf("RXE_CQE dev=%u qpn=%u cq=%u counted=%u tx_pkts=%u tx_bytes=%" PRIu64
-		       " rx_pkts=%u rx_bytes=%" PRIu64 " wr_id=0x%" PRIx64 " status=%u opcode=%u "
+		       " tx_psn_first=%u tx_psn_last=%u rx_pkts=%u rx_bytes=%" PRIu64
+		       " rx_psn_first=%u rx_psn_last=%u wr_id=0x%" PRIx64 " status=%u opcode=%u "
 		       "byte_len=%u user=%u\n", h->dev, e->qpn, e->cq_id, e->counted, e->tx_pkts,
-		       (uint64_t)e->tx_bytes, e->rx_pkts, (uint64_t)e->rx_bytes,
+		       (uint64_t)e->tx_bytes, e->tx_psn_first, e->tx_psn_last, e->rx_pkts,
+		       (uint64_t)e->rx_bytes, e->rx_psn_first, e->rx_psn_last,
 		       (uint64_t)e->wr_id, e->status, e->opcode, e->byte_len, e->user);
 		break;
 	}

@@ -277,18 +277,32 @@ static __always_inline void on_rx(struct rxe_qp___rdt *qp, struct sk_buff *skb, 
 	__u8 bth[13] = {};
 	__u32 psn;
 
-	if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
-		return;
-	psn = bth24(bth, 9);
+	/*
+	 * rxe_rcv has parsed the BTH's opcode and PSN into the packet's
+	 * info: an fentry program loads them (skb->cb is plain bytes to the
+	 * verifier), where reading the BTH itself is a helper call, most of
+	 * this hook's cost.  A kprobe program reads the BTH either way.
+	 */
+	if (d) {
+		psn = pkt->psn;
+		bth[0] = pkt->opcode;
+	} else {
+		if (bpf_probe_read_kernel(bth, sizeof(bth), hdr))
+			return;
+		psn = bth24(bth, 9);
+	}
 	count_packet(dev, qpn, false, psn, RXE_RD(d, pkt->paylen, pkt, paylen));
 	/*
 	 * A NAK for a sequence error makes this QP's requester go back to
 	 * the NAK's PSN without any timer: the only place it is visible
 	 * outside the inlined completer state machine.  psn is the first
-	 * PSN it will resend.
+	 * PSN it will resend.  The AETH's syndrome follows the 12-byte BTH.
 	 */
-	if (response && bth[0] == IB_OPCODE_RC_ACKNOWLEDGE &&
-	    bth[12] == AETH_NAK_PSN_SEQ_ERROR)
+	if (!response || bth[0] != IB_OPCODE_RC_ACKNOWLEDGE)
+		return;
+	if (d && bpf_probe_read_kernel(&bth[12], 1, hdr + 12))
+		return;
+	if (bth[12] == AETH_NAK_PSN_SEQ_ERROR)
 		emit_retry(bpf_ktime_get_ns(), dev, qpn, psn, RDT_RXE_NAK_SEQ);
 }
 
@@ -341,16 +355,25 @@ static __always_inline void on_xmit(struct rxe_qp___rdt *qp, struct rxe_pkt_info
 	__u8 bth[12], ip[40];
 	__u32 dev = RXE_RD(d, qp->ibqp.device->index, qp, ibqp.device, index);
 	__u32 len = RXE_RD(d, pkt->paylen, pkt, paylen);
+	__u8 *pkt_hdr = RXE_RD(d, pkt->hdr, pkt, hdr);
 	__u32 psn;
 	unsigned char *head;
 	struct rdt_ev_rxe_xmit *e;
 	__u16 nh;
 
-	if (bpf_probe_read_kernel(bth, sizeof(bth), RXE_RD(d, pkt->hdr, pkt, hdr)))
-		return;
-	psn = bth24(bth, 9);
+	/* The PSN rxe put in the BTH it built (init_req_packet(),
+	 * prepare_ack_packet()): a load in an fentry program, as on_rx(). */
+	if (d) {
+		psn = pkt->psn;
+	} else {
+		if (bpf_probe_read_kernel(bth, sizeof(bth), pkt_hdr))
+			return;
+		psn = bth24(bth, 9);
+	}
 	count_packet(dev, RXE_RD(d, qp->ibqp.qp_num, qp, ibqp.qp_num), true, psn, len);
 	if (!rxe_packets)
+		return;
+	if (d && bpf_probe_read_kernel(bth, sizeof(bth), pkt_hdr))
 		return;
 	head = RXE_RD(d, skb->head, skb, head);
 	nh = RXE_RD(d, skb->network_header, skb, network_header);

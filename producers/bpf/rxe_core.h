@@ -72,7 +72,9 @@ struct rxe_dev___rdt {
 struct rxe_pkt_info___rdt {
 	struct rxe_dev___rdt *rxe;
 	u8 *hdr;
+	u32 psn;
 	u16 paylen;
+	u8 opcode;
 } __attribute__((preserve_access_index));
 
 struct rxe_req_info___rdt {
