@@ -96,6 +96,14 @@ cg() {	# TAG SINK-ARGS...
 	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
 		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
 }
+# The same for any input: TAG EVENTS ARGS...
+cg_one() {
+	tag=$1 n=$2; shift 2
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$DUMP" "$@" \
+		2>"$W/err" >/dev/null || { cat "$W/err" >&2; exit 1; }
+	awk -v t="$tag" -v n="$n" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / n; f = 1 }
+		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+}
 # --metrics (issue 37) the same way: -i FILE --metrics serves on after
 # the input until SIGINT, so it runs in the background until it says the
 # input ended.  SCRAPE: a client asks for the page every 0.2 s meanwhile
@@ -132,6 +140,28 @@ if command -v valgrind >/dev/null; then
 	cg_metrics text_metrics 0 -F text -w "$W/out.txt"
 	cg_metrics text_metrics_scraped 1 -F text -w "$W/out.txt"
 	cg_metrics quiet_metrics 0 -q
+	# The relay form (issue 36): what the reader does to each record as
+	# the module writes it (its CPU and task named, its raw stamp
+	# interpolated between clock pairs) over the same stream in ABI 1's
+	# form, one CPU's, to -o FILE.  Each is rdmatrace-record's capture of
+	# a relay directory of regular files; the relay form's with a clock
+	# pair every millisecond, as the live reader takes one after each read.
+	n1=$("$GEN" -n 100000 -c 1 "$W/rf.rdt")
+	python3 "$(dirname "$0")/relay-form-gen.py" "$W/rf.rdt" "$W/rf"
+	for f in abi1 form; do
+		"$B/bin/rdmatrace-record" -d "$W/rf/$f" -D "$W/rf/cap-$f" -w 0.3 --no-counters 2>"$W/err" ||
+			{ cat "$W/err" >&2; exit 1; }
+	done
+	cp "$W/rf/pairs" "$W/rf/cap-form/clock.pairs"
+	cg_one relay_abi1 "$n1" -d "$W/rf/cap-abi1" --no-bpf --no-enable -o "$W/out.rdt"
+	want=$("$B/bench/rdt-count" "$W/out.rdt" 79)
+	cg_one relay_form "$n1" -d "$W/rf/cap-form" --no-bpf --no-enable -o "$W/out.rdt"
+	# The figure is the same records': as many completions (rdt-count:
+	# "records N type_79 M lost L ..."), none lost, no stamp guessed.
+	got=$("$B/bench/rdt-count" "$W/out.rdt" 79)
+	set -- $want
+	[ "$got" = "$want" ] && [ "$4" -gt 0 ] && [ "$6" = 0 ] && ! grep -q "approximate" "$W/err" ||
+		{ echo "host-decode: the relay form decoded to '$got', ABI 1's to '$want':" >&2; cat "$W/err" >&2; exit 1; }
 	# The floor of any --metrics (issue 37): a QP lookup, counters, a
 	# ring and a histogram and nothing else, on the same event mix; the
 	# instructions inside its per-event function alone.

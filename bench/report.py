@@ -113,6 +113,11 @@ for sink in ("binary", "text", "quiet"):
 a, b = med("decode.metrics_floor.instr_per_event"), med("decode.binary.instr_per_event")
 if a is not None and b:
     derived["decode.binary_metrics_floor_ratio"] = (a + b) / b
+# Issue 36: the relay form's reader (CPU and task named, raw stamps
+# interpolated) over the same records read in ABI 1's form.
+a, b = med("decode.relay_form.instr_per_event"), med("decode.relay_abi1.instr_per_event")
+if a is not None and b:
+    derived["decode.relay_form_instr_ratio"] = a / b
 r = ratio("follow.host.dump_metrics_ns_per_event", "follow.host.dump_ns_per_event")
 if r is not None:
     derived["follow.host.metrics_over_dump_cpu"] = r
@@ -186,6 +191,8 @@ tgt("issue 37: --metrics instructions per event over the same text read (callgri
 # before): "nothing measurable" as above, 5 %.
 tgt("issue 37: -f -o with --metrics (scraped each second) over -f -o, CPU per event (schedstat; the issue's follow figure)",
     "follow.host.metrics_over_dump_cpu", "<=", 1.05, "x")
+tgt("issue 36: the relay form's records read to a file, instructions per event over the same records in ABI 1's form (callgrind)",
+    "decode.relay_form_instr_ratio", None, None, "x")
 # Issue 36: the decode figures as ratios to references of the same run.
 tgt("issue 36: decode+merge to binary over a copy of the files (events/s)",
     "decode.binary.ratio_to_copy", ">=", 0.5, "x")
