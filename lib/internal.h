@@ -1060,7 +1060,36 @@ int rdt_tsc_map_add(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
 int rdt_tsc_map_insert(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
 /* A live reader's pair: added, or the last moved up to it if close. */
 int rdt_tsc_map_note(struct rdt_tsc_map *m, struct rdt_tsc_pair p);
-uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc);
+uint64_t rdt_tsc_map_ns_slow(struct rdt_tsc_map *m, uint64_t tsc);
+/* Between pairs @a and @b (@a->tsc <= @tsc < @b->tsc), exactly. */
+uint64_t rdt_tsc_interp_wide(const struct rdt_tsc_pair *a,
+			     const struct rdt_tsc_pair *b, uint64_t tsc);
+
+static inline uint64_t rdt_tsc_interp(const struct rdt_tsc_pair *a,
+				      const struct rdt_tsc_pair *b, uint64_t tsc)
+{
+	uint64_t p;
+
+	/* Pairs a read apart (the live reader's) are milliseconds of
+	 * cycles times milliseconds of ns: the product fits 64 bits, and
+	 * one divide does (a 128-bit one is a libgcc call, ~20 of the ~50
+	 * instructions a stamp cost). */
+	if (!__builtin_mul_overflow(tsc - a->tsc, b->ns - a->ns, &p))
+		return a->ns + p / (b->tsc - a->tsc);
+	return rdt_tsc_interp_wide(a, b, tsc);
+}
+
+/* A raw stamp in CLOCK_MONOTONIC ns; once per record of the relay form,
+ * so the span the last stamp fell in (stamps come in order per CPU) is
+ * tried inline, without a call. */
+static inline uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
+{
+	size_t lo = m->hint;
+
+	if (lo + 1 < m->n && m->v[lo].tsc <= tsc && tsc < m->v[lo + 1].tsc)
+		return rdt_tsc_interp(&m->v[lo], &m->v[lo + 1], tsc);
+	return rdt_tsc_map_ns_slow(m, tsc);
+}
 int rdt_tsc_map_load(struct rdt_tsc_map *m, const char *path, char *err,
 		     size_t errlen);
 void rdt_tsc_map_free(struct rdt_tsc_map *m);

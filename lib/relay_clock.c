@@ -230,8 +230,8 @@ static uint64_t extrapolate(struct rdt_tsc_map *m,
 	return d >= (long double)a->ns ? 0 : a->ns - (uint64_t)d;
 }
 
-static uint64_t interpolate(const struct rdt_tsc_pair *a,
-			    const struct rdt_tsc_pair *b, uint64_t tsc)
+uint64_t rdt_tsc_interp_wide(const struct rdt_tsc_pair *a,
+			     const struct rdt_tsc_pair *b, uint64_t tsc)
 {
 #ifdef __SIZEOF_INT128__
 	unsigned __int128 x = (unsigned __int128)(tsc - a->tsc) *
@@ -245,7 +245,8 @@ static uint64_t interpolate(const struct rdt_tsc_pair *a,
 #endif
 }
 
-uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
+/* rdt_tsc_map_ns() past its inline test of the last span. */
+uint64_t rdt_tsc_map_ns_slow(struct rdt_tsc_map *m, uint64_t tsc)
 {
 	size_t lo, hi, n = m->n;
 
@@ -262,7 +263,7 @@ uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
 	/* Stamps come in order per CPU: the last span found first. */
 	lo = m->hint;
 	if (lo + 1 < n && m->v[lo].tsc <= tsc && tsc < m->v[lo + 1].tsc)
-		return interpolate(&m->v[lo], &m->v[lo + 1], tsc);
+		return rdt_tsc_interp(&m->v[lo], &m->v[lo + 1], tsc);
 	lo = 0;
 	hi = n - 1;		/* v[lo].tsc < tsc < v[hi].tsc */
 	while (hi - lo > 1) {
@@ -274,7 +275,7 @@ uint64_t rdt_tsc_map_ns(struct rdt_tsc_map *m, uint64_t tsc)
 			hi = mid;
 	}
 	m->hint = lo;
-	return interpolate(&m->v[lo], &m->v[lo + 1], tsc);
+	return rdt_tsc_interp(&m->v[lo], &m->v[lo + 1], tsc);
 }
 
 /*

@@ -112,6 +112,41 @@ int main(void)
 	CHECK(ns == 7000 && m.guessed == 1, "one pair at tsc_khz %llu", (unsigned long long)ns);
 	rdt_tsc_map_free(&m);
 
+	/*
+	 * Between two pairs, exact: floor of the line, whether the product
+	 * of cycles and ns fits 64 bits (pairs a read apart: one divide) or
+	 * not (pairs 100 s apart: 3e11 cycles times 1e11 ns, the 128-bit
+	 * divide), at odd rates, inline (the last span) or not.
+	 */
+	{
+		static const struct { uint64_t dtsc, dns; } span[] = {
+			{ 2999999, 1000003 },			/* 1 ms at ~3 GHz */
+			{ 300000000007ull, 100000000003ull },	/* 100 s */
+			{ 7, 3 },
+		};
+
+		for (size_t i = 0; i < sizeof(span) / sizeof(span[0]); i++) {
+			uint64_t t0 = 1000 + i, n0 = 5000000 + i;
+
+			CHECK(!rdt_tsc_map_add(&m, P(t0, n0)) &&
+			      !rdt_tsc_map_add(&m, P(t0 + span[i].dtsc, n0 + span[i].dns)),
+			      "span %zu", i);
+			for (uint64_t k = 0; k < 64; k++) {
+				uint64_t x = span[i].dtsc / 64 * k + k % 7;
+				unsigned __int128 want = (unsigned __int128)x * span[i].dns /
+							 span[i].dtsc;
+
+				if (x >= span[i].dtsc)
+					continue;
+				ns = rdt_tsc_map_ns(&m, t0 + x);
+				CHECK(ns == n0 + (uint64_t)want, "span %zu at +%llu: %llu, not %llu",
+				      i, (unsigned long long)x, (unsigned long long)ns,
+				      (unsigned long long)(n0 + (uint64_t)want));
+			}
+			rdt_tsc_map_free(&m);
+		}
+	}
+
 	/* A hostile stream's pairs make any rate: the stamps saturate. */
 	CHECK(!rdt_tsc_map_add(&m, P(1, 0)) &&
 	      !rdt_tsc_map_add(&m, P(2, 1ull << 62)), "steep pairs");
