@@ -151,11 +151,6 @@ static void rdt_comm_fill(struct rdt_ev_comm *comm, const struct rdt_slot *s,
 }
 
 /*
- * An RDT_EV_CLOCK record at @ev: a pair read now, stamped @ts (the record
- * it comes before: the stream stays in stamp order), and the raw stamp
- * from which this CPU owes the next.
- */
-/*
  * A pair is the TSC read on both sides of ktime_get_ns(), its midpoint
  * kept, the narrowest of RDT_PAIR_TRIES (as librdmatrace's own pairs): a
  * vCPU stalled by its host between one TSC read and ktime_get_ns() made
@@ -186,6 +181,11 @@ static void rdt_clock_pair(u64 *tsc, u64 *ns)
 	}
 }
 
+/*
+ * An RDT_EV_CLOCK record at @ev: a pair read now, stamped @ts (the record
+ * it comes before: the stream stays in stamp order), and the raw stamp
+ * from which this CPU owes the next.
+ */
 static void rdt_clock_fill(struct rdt_cpu *c, struct rdt_ev_clock *ev,
 			   u64 ts, u32 cpu)
 {

@@ -260,10 +260,7 @@ uint64_t rdt_tsc_map_ns_slow(struct rdt_tsc_map *m, uint64_t tsc)
 	if (tsc >= m->v[n - 1].tsc)
 		return extrapolate(m, &m->v[n - 1], n > 1 ? &m->v[n - 2] : NULL,
 				   tsc);
-	/* Stamps come in order per CPU: the last span found first. */
-	lo = m->hint;
-	if (lo + 1 < n && m->v[lo].tsc <= tsc && tsc < m->v[lo + 1].tsc)
-		return rdt_tsc_interp(&m->v[lo], &m->v[lo + 1], tsc);
+	/* rdt_tsc_map_ns() has tried the last span (m->hint) already. */
 	lo = 0;
 	hi = n - 1;		/* v[lo].tsc < tsc < v[hi].tsc */
 	while (hi - lo > 1) {
