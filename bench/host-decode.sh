@@ -88,21 +88,22 @@ sqlite_cli() {	# EVENTS
 # than the 5 % it is held to): text output with and without the tracker,
 # 200 000 events of the same generator.
 gen 200000 "$W/cg"
-cg() {	# TAG SINK-ARGS...
-	tag=$1; shift
-	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$DUMP" \
-		-i "$W/cg/a.rdt" -i "$W/cg/b.rdt" "$@" 2>"$W/err" >/dev/null ||
-		{ cat "$W/err" >&2; exit 1; }
-	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
+# "R decode.TAG.instr_per_event" from callgrind's total in $W/err over
+# EVENTS.
+collected() {	# TAG EVENTS
+	awk -v t="$1" -v n="$2" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / n; f = 1 }
 		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
 }
-# The same for any input: TAG EVENTS ARGS...
+# Any input: TAG EVENTS ARGS...
 cg_one() {
 	tag=$1 n=$2; shift 2
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$DUMP" "$@" \
 		2>"$W/err" >/dev/null || { cat "$W/err" >&2; exit 1; }
-	awk -v t="$tag" -v n="$n" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / n; f = 1 }
-		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+	collected "$tag" "$n"
+}
+cg() {	# TAG SINK-ARGS...
+	tag=$1; shift
+	cg_one "$tag" 200000 -i "$W/cg/a.rdt" -i "$W/cg/b.rdt" "$@"
 }
 # --metrics (issue 37) the same way: -i FILE --metrics serves on after
 # the input until SIGINT, so it runs in the background until it says the
@@ -127,8 +128,7 @@ cg_metrics() {	# TAG SCRAPE SINK-ARGS...
 	[ -z "$sc" ] || { kill $sc; wait $sc 2>/dev/null || true; }
 	kill -INT $vg
 	wait $vg || { cat "$W/err" >&2; exit 1; }
-	awk -v t="$tag" '/Collected :/ { printf "R decode.%s.instr_per_event %.2f\n", t, $NF / 200000; f = 1 }
-		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+	collected "$tag" 200000
 }
 if command -v valgrind >/dev/null; then
 	cg binary -o "$W/out.rdt"
@@ -167,8 +167,7 @@ if command -v valgrind >/dev/null; then
 	# instructions inside its per-event function alone.
 	valgrind --tool=callgrind --toggle-collect=floor_add --callgrind-out-file=/dev/null \
 		"$B/bench/metrics-floor" 200000 2>"$W/err" >/dev/null || { cat "$W/err" >&2; exit 1; }
-	awk '/Collected :/ { printf "R decode.metrics_floor.instr_per_event %.2f\n", $NF / 200000; f = 1 }
-		END { if (!f) exit 1 }' "$W/err" || { cat "$W/err" >&2; exit 1; }
+	collected metrics_floor 200000
 else
 	echo "M decode_instr skipped: no valgrind (make deps)"
 fi
